@@ -1,0 +1,58 @@
+/* sieve/fifo.h - a compact first-in first-out queue of byte strings.
+ *
+ * Entries are stored back to back, each a small length prefix, a 32-bit tag
+ * (the frontier keeps a URL's crawl depth there) and the bytes, in chunks of
+ * SIEVE_FIFO_CHUNK bytes linked head to tail. There is no malloc per entry;
+ * a chunk is freed as soon as the head has drained it, so memory follows
+ * the queue's length. An entry longer than a chunk gets a chunk of its own.
+ *
+ * Chunks are the unit a later spill-to-disk layer moves: the queue is
+ * written so that a chunk is self-contained. Not thread-safe. */
+#ifndef SIEVE_FIFO_H
+#define SIEVE_FIFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sieve_fifo sieve_fifo;
+
+/* Size of a regular chunk, in bytes. */
+#define SIEVE_FIFO_CHUNK (64 * 1024)
+
+/* Longest entry accepted, in bytes. */
+#define SIEVE_FIFO_ENTRY_MAX (UINT32_MAX / 2)
+
+/* Creates an empty queue. SIEVE_ENOMEM on failure. */
+int sieve_fifo_new(sieve_fifo **out);
+
+/* Frees the queue and every entry in it. NULL is a no-op. */
+void sieve_fifo_free(sieve_fifo *q);
+
+/* Appends a copy of len bytes at data with a tag. SIEVE_ETOOLONG above
+ * SIEVE_FIFO_ENTRY_MAX, SIEVE_ENOMEM if a chunk cannot be allocated (the
+ * queue is unchanged). Empty entries are allowed. */
+int sieve_fifo_push(sieve_fifo *q, const void *data, size_t len, uint32_t tag);
+
+/* Removes the oldest entry, copying it into buf (cap bytes) and setting *len
+ * and *tag (tag may be NULL). SIEVE_EAGAIN if the queue is empty. If the
+ * entry is longer than cap, returns SIEVE_ERANGE, sets *len to the size
+ * needed and removes nothing. */
+int sieve_fifo_pop(sieve_fifo *q, void *buf, size_t cap, size_t *len, uint32_t *tag);
+
+/* Length of the oldest entry, or SIEVE_EAGAIN (as a negative int64) if empty. */
+int64_t sieve_fifo_peek_len(const sieve_fifo *q);
+
+/* Number of entries. */
+uint64_t sieve_fifo_length(const sieve_fifo *q);
+
+/* Bytes held by the queue: its chunks (allocated size) and the handle. */
+uint64_t sieve_fifo_bytes(const sieve_fifo *q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

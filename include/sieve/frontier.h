@@ -1,0 +1,120 @@
+/* sieve/frontier.h - the crawl frontier: a FIFO of URLs to fetch plus the
+ * set of URLs already seen, safe to share between threads.
+ *
+ * push() enqueues a URL only if the seen-set has not seen it, so every URL
+ * is fetched at most once (exactly once with the exact seen-set). pop()
+ * hands the oldest URL to a worker, which calls done() when it has
+ * finished with it; when the queue is empty and no worker holds a URL the
+ * crawl is over and every blocked pop() returns SIEVE_EDRAINED, with no
+ * polling. close() stops a crawl early.
+ *
+ * pop() is the single place that decides what is fetched next: per-host
+ * scheduling plugs in there without changing push().
+ *
+ * Capacity. When the seen-set's estimated count first passes the configured
+ * capacity, one warning is logged with the count, the capacity and the
+ * estimated false-positive rate; another at each doubling after that. With
+ * SIEVE_OVERFLOW_GROW the set grows instead (see sieve/seen.h).
+ *
+ * Locking. One mutex guards the seen-set and the queue. Hashing, the
+ * costly part of a push, happens before it is taken, and push_batch()
+ * takes it once per batch, prefetching every key's memory first. */
+#ifndef SIEVE_FRONTIER_H
+#define SIEVE_FRONTIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sieve/log.h"
+#include "sieve/seen.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sieve_frontier sieve_frontier;
+
+/* A URL with its crawl depth. url need not be NUL-terminated. */
+typedef struct sieve_url {
+    const char *url;
+    size_t len;
+    uint32_t depth;
+} sieve_url;
+
+typedef struct sieve_frontier_config {
+    sieve_seen_config seen; /* the seen-set; see sieve/seen.h for defaults */
+    size_t max_url_len;     /* longer URLs are refused; default 8192 */
+    sieve_logger logger;    /* default: stderr at SIEVE_LOG_WARN */
+} sieve_frontier_config;
+
+typedef struct sieve_frontier_stats {
+    uint64_t pushed;      /* push attempts, valid or not */
+    uint64_t seen;        /* refused as already seen */
+    uint64_t invalid;     /* refused as empty, too long or not a URL */
+    uint64_t enqueued;    /* accepted into the queue */
+    uint64_t popped;      /* handed to workers */
+    uint64_t done;        /* reported finished */
+    uint64_t in_flight;   /* popped and not yet done */
+    uint64_t queue_len;   /* URLs waiting */
+    uint64_t queue_bytes; /* bytes the queue holds */
+    uint64_t seen_bytes;  /* bytes the seen-set holds */
+    double est_count;     /* seen-set's estimated count */
+    double est_fp_rate;   /* seen-set's estimated false-positive rate */
+    unsigned layers;      /* Bloom layers (grow policy), 0 for exact */
+    int closed;           /* close() was called */
+} sieve_frontier_stats;
+
+/* Fills cfg with the defaults. */
+void sieve_frontier_config_init(sieve_frontier_config *cfg);
+
+/* Creates a frontier. SIEVE_EINVAL for max_url_len 0 or an invalid seen
+ * config; the errors of sieve_seen_new(); SIEVE_ENOMEM. */
+int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg);
+
+/* Frees the frontier. No thread may be inside another frontier call. */
+void sieve_frontier_free(sieve_frontier *f);
+
+/* Offers a canonical URL. SIEVE_OK: enqueued. SIEVE_SEEN: already seen, not
+ * enqueued. SIEVE_EEMPTY, SIEVE_ETOOLONG (over max_url_len), SIEVE_EURL (no
+ * scheme, or a control character or space inside): refused, and neither
+ * marked seen nor enqueued. SIEVE_ENOMEM: nothing changed. Pushing after
+ * close() still records the URL (nothing is lost). Thread-safe. */
+int sieve_frontier_push(sieve_frontier *f, const char *url, size_t len, uint32_t depth);
+
+/* Offers n URLs under one lock: hashes them all first, prefetches, then
+ * tests and enqueues each in order, exactly as n push() calls would (a URL
+ * repeated inside the batch is enqueued once). results (may be NULL) gets
+ * each URL's status. Returns the number enqueued, or SIEVE_ENOMEM if memory
+ * ran out part way (results says which were handled). Thread-safe. */
+int sieve_frontier_push_batch(sieve_frontier *f, const sieve_url *urls, size_t n, int *results);
+
+/* Marks a URL seen without enqueueing it (e.g. a redirect's final URL).
+ * SIEVE_OK if it was new, SIEVE_SEEN if not, or the errors of push(). */
+int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len);
+
+/* Takes the oldest URL, copying it into buf (cap bytes, NUL-terminated) and
+ * filling *out (out->url == buf). timeout_ms 0 returns at once, a negative
+ * timeout waits without limit. Returns SIEVE_OK; SIEVE_EAGAIN (timeout 0,
+ * nothing waiting) or SIEVE_ETIMEDOUT; SIEVE_EDRAINED when the queue is
+ * empty and no URL is in flight; SIEVE_ECLOSED after close(); SIEVE_ERANGE if
+ * cap is not above the URL's length (nothing is removed; cap of
+ * max_url_len + 1 always suffices). Each SIEVE_OK must be answered by one
+ * done(). Thread-safe. */
+int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out, int timeout_ms);
+
+/* Reports that a popped URL has been handled (its links pushed). Push a
+ * page's links before calling done() for it, or the crawl may be judged
+ * over too early. SIEVE_ESTATE if no URL is in flight. Thread-safe. */
+int sieve_frontier_done(sieve_frontier *f);
+
+/* Closes the frontier: every blocked pop() and every later pop() returns
+ * SIEVE_ECLOSED. Queued URLs stay queued. Idempotent. Thread-safe. */
+void sieve_frontier_close(sieve_frontier *f);
+
+/* Fills *st with a consistent snapshot. Thread-safe. */
+void sieve_frontier_stats_get(sieve_frontier *f, sieve_frontier_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,235 @@
+/* fifo.c - a chunked FIFO of byte strings.
+ *
+ * Layout. The queue is a singly linked list of chunks, head (oldest) to
+ * tail (newest). Each chunk is one allocation: a small header, then entries
+ * back to back, each a LEB128 length, a 4-byte little-endian tag and the
+ * bytes. Pushes append at the tail chunk's write offset, pops consume at
+ * the head chunk's read offset; nothing is ever moved. An entry never
+ * straddles two chunks, so a chunk can be read (or, later, written to disk)
+ * without its neighbours.
+ *
+ * Sizes. A regular chunk is SIEVE_FIFO_CHUNK bytes including its header;
+ * at a typical URL length that is several hundred entries per malloc, and
+ * the per-entry overhead is 5 to 7 bytes. An entry too large for a regular
+ * chunk gets a chunk allocated to its exact size, so a huge entry costs no
+ * more than itself and never forces a regular chunk to grow.
+ *
+ * Memory follows the queue. A chunk is released as soon as its last entry
+ * is popped. A crawler at steady state pushes and pops at about the same
+ * rate, which would free one chunk and malloc the next over and over; one
+ * drained regular chunk is therefore kept as a spare (and counted by
+ * sieve_fifo_bytes()) and reused by the next push that needs a chunk. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sieve/fifo.h"
+#include "sieve/status.h"
+
+/* A tag is stored as 4 bytes, independent of host byte order, so that a
+ * chunk written to disk reads back the same on any machine. */
+#define TAG_BYTES 4
+
+struct fifo_chunk {
+    struct fifo_chunk *next;
+    size_t cap;  /* bytes of data[] */
+    size_t head; /* read offset */
+    size_t tail; /* write offset */
+    unsigned char data[];
+};
+
+struct sieve_fifo {
+    struct fifo_chunk *head;
+    struct fifo_chunk *tail;
+    struct fifo_chunk *spare; /* a drained regular chunk kept for reuse */
+    uint64_t length;
+    uint64_t bytes; /* allocated size of every chunk, spare included */
+};
+
+#define CHUNK_HEADER offsetof(struct fifo_chunk, data)
+#define REGULAR_CAP  (SIEVE_FIFO_CHUNK - CHUNK_HEADER)
+
+static size_t varint_len(size_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static size_t varint_put(unsigned char *p, size_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+/* Only ever reads what varint_put() wrote, hence no bounds check. */
+static size_t varint_get(const unsigned char *p, size_t *v)
+{
+    size_t r = 0, n = 0;
+    unsigned shift = 0;
+    while (p[n] & 0x80) {
+        r |= (size_t)(p[n++] & 0x7f) << shift;
+        shift += 7;
+    }
+    *v = r | (size_t)p[n++] << shift;
+    return n;
+}
+
+static void tag_put(unsigned char *p, uint32_t tag)
+{
+    for (int i = 0; i < TAG_BYTES; i++)
+        p[i] = (unsigned char)(tag >> (8 * i));
+}
+
+static uint32_t tag_get(const unsigned char *p)
+{
+    uint32_t tag = 0;
+    for (int i = 0; i < TAG_BYTES; i++)
+        tag |= (uint32_t)p[i] << (8 * i);
+    return tag;
+}
+
+static size_t entry_size(size_t len)
+{
+    return varint_len(len) + TAG_BYTES + len;
+}
+
+/* A chunk with room for need bytes: the spare when it fits, else a new
+ * regular chunk, else one sized to need. */
+static struct fifo_chunk *chunk_get(sieve_fifo *q, size_t need)
+{
+    if (need <= REGULAR_CAP && q->spare != NULL) {
+        struct fifo_chunk *c = q->spare;
+        q->spare = NULL;
+        return c;
+    }
+    size_t cap = need <= REGULAR_CAP ? REGULAR_CAP : need;
+    struct fifo_chunk *c = malloc(CHUNK_HEADER + cap);
+    if (c == NULL)
+        return NULL;
+    c->cap = cap;
+    q->bytes += CHUNK_HEADER + cap;
+    return c;
+}
+
+/* Keeps a drained regular chunk as the spare, frees anything else. */
+static void chunk_release(sieve_fifo *q, struct fifo_chunk *c)
+{
+    if (c->cap == REGULAR_CAP && q->spare == NULL) {
+        q->spare = c;
+        return;
+    }
+    q->bytes -= CHUNK_HEADER + c->cap;
+    free(c);
+}
+
+int sieve_fifo_new(sieve_fifo **out)
+{
+    if (out == NULL)
+        return SIEVE_EINVAL;
+    *out = calloc(1, sizeof(**out));
+    return *out != NULL ? SIEVE_OK : SIEVE_ENOMEM;
+}
+
+void sieve_fifo_free(sieve_fifo *q)
+{
+    if (q == NULL)
+        return;
+    struct fifo_chunk *c = q->head;
+    while (c != NULL) {
+        struct fifo_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    free(q->spare);
+    free(q);
+}
+
+int sieve_fifo_push(sieve_fifo *q, const void *data, size_t len, uint32_t tag)
+{
+    if (q == NULL || (data == NULL && len > 0))
+        return SIEVE_EINVAL;
+    if (len > SIEVE_FIFO_ENTRY_MAX)
+        return SIEVE_ETOOLONG;
+    size_t need = entry_size(len);
+    struct fifo_chunk *c = q->tail;
+    if (c == NULL || c->cap - c->tail < need) {
+        c = chunk_get(q, need);
+        if (c == NULL)
+            return SIEVE_ENOMEM;
+        c->next = NULL;
+        c->head = c->tail = 0;
+        if (q->tail != NULL)
+            q->tail->next = c;
+        else
+            q->head = c;
+        q->tail = c;
+    }
+    unsigned char *p = c->data + c->tail;
+    size_t n = varint_put(p, len);
+    tag_put(p + n, tag);
+    if (len > 0)
+        memcpy(p + n + TAG_BYTES, data, len);
+    c->tail += need;
+    q->length++;
+    return SIEVE_OK;
+}
+
+int sieve_fifo_pop(sieve_fifo *q, void *buf, size_t cap, size_t *len, uint32_t *tag)
+{
+    if (q == NULL || len == NULL || (buf == NULL && cap > 0))
+        return SIEVE_EINVAL;
+    struct fifo_chunk *c = q->head;
+    if (c == NULL)
+        return SIEVE_EAGAIN;
+    const unsigned char *p = c->data + c->head;
+    size_t n_len;
+    size_t n = varint_get(p, &n_len);
+    *len = n_len;
+    if (n_len > cap)
+        return SIEVE_ERANGE;
+    if (tag != NULL)
+        *tag = tag_get(p + n);
+    if (n_len > 0)
+        memcpy(buf, p + n + TAG_BYTES, n_len);
+    c->head += n + TAG_BYTES + n_len;
+    q->length--;
+    /* Invariant: the head chunk, when there is one, holds an entry. */
+    if (c->head == c->tail) {
+        q->head = c->next;
+        if (q->head == NULL)
+            q->tail = NULL;
+        chunk_release(q, c);
+    }
+    return SIEVE_OK;
+}
+
+int64_t sieve_fifo_peek_len(const sieve_fifo *q)
+{
+    if (q == NULL)
+        return SIEVE_EINVAL;
+    if (q->head == NULL)
+        return SIEVE_EAGAIN;
+    size_t len;
+    varint_get(q->head->data + q->head->head, &len);
+    return (int64_t)len;
+}
+
+uint64_t sieve_fifo_length(const sieve_fifo *q)
+{
+    return q != NULL ? q->length : 0;
+}
+
+uint64_t sieve_fifo_bytes(const sieve_fifo *q)
+{
+    return q != NULL ? sizeof(*q) + q->bytes : 0;
+}

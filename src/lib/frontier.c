@@ -1,0 +1,377 @@
+/* frontier.c - the thread-safe frontier: a FIFO of URLs to fetch and the
+ * seen-set that keeps any URL from being queued twice.
+ *
+ * One mutex guards both, because "not seen, so enqueue and mark seen" must
+ * be one step: two threads pushing the same URL at once must not both
+ * enqueue it. The lock is held only for the cheap part. Validation and
+ * hashing happen before it is taken; push_batch() takes it once for a whole
+ * page of links and prefetches every key's memory first, so the cache
+ * misses of a batch overlap instead of queueing up behind each other.
+ *
+ * No URL is lost to an allocation failure: a URL is appended to the queue
+ * before it is marked seen, so if the append fails nothing has changed and
+ * the caller gets SIEVE_ENOMEM.
+ *
+ * Completion. in_flight counts URLs popped and not yet reported done().
+ * The crawl is over when the queue is empty and in_flight is 0; the thread
+ * that makes it so wakes every waiter, so workers never poll.
+ *
+ * Capacity. The seen-set's estimated count is compared with a threshold
+ * after each push; the first crossing of the configured capacity logs one
+ * warning and doubles the threshold. Messages are formatted and emitted
+ * after the lock is released, so a slow log sink never stalls a push. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sieve/fifo.h"
+#include "sieve/frontier.h"
+#include "sieve/hashset.h"
+#include "sieve/status.h"
+
+/* Keys hashed per lock acquisition in push_batch(): enough to overlap the
+ * misses, small enough for the stack. */
+#define BATCH_STEP 64
+
+struct sieve_frontier {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    sieve_seen *seen;
+    sieve_fifo *queue;
+    size_t max_url_len;
+    sieve_logger logger;
+    double warn_at;  /* next estimated count that triggers a warning */
+    int grow;        /* the seen-set grows instead of overflowing */
+    unsigned layers; /* Bloom layers last reported */
+    sieve_frontier_stats st;
+    unsigned waiters;
+};
+
+/* What push() decided under the lock and must log after releasing it. */
+typedef struct pending_log {
+    int warn;
+    unsigned grew_to;
+    double count;
+    double fp_rate;
+    uint64_t capacity;
+} pending_log;
+
+void sieve_frontier_config_init(sieve_frontier_config *cfg)
+{
+    sieve_seen_config_init(&cfg->seen);
+    cfg->max_url_len = 8192;
+    cfg->logger = sieve_logger_default();
+}
+
+int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
+{
+    if (out == NULL || cfg == NULL || cfg->max_url_len == 0 ||
+        cfg->max_url_len > SIEVE_HASHSET_KEY_MAX)
+        return SIEVE_EINVAL;
+    sieve_frontier *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return SIEVE_ENOMEM;
+    int rc = sieve_seen_new(&f->seen, &cfg->seen);
+    if (rc != SIEVE_OK)
+        goto fail;
+    rc = sieve_fifo_new(&f->queue);
+    if (rc != SIEVE_OK)
+        goto fail;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&f->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&f->lock, NULL);
+    f->max_url_len = cfg->max_url_len;
+    f->logger = cfg->logger;
+    f->warn_at = (double)cfg->seen.capacity;
+    f->grow = cfg->seen.overflow == SIEVE_OVERFLOW_GROW;
+    f->layers = sieve_seen_layers(f->seen);
+    *out = f;
+    return SIEVE_OK;
+fail:
+    sieve_seen_free(f->seen);
+    free(f);
+    return rc;
+}
+
+void sieve_frontier_free(sieve_frontier *f)
+{
+    if (f == NULL)
+        return;
+    pthread_cond_destroy(&f->wake);
+    pthread_mutex_destroy(&f->lock);
+    sieve_fifo_free(f->queue);
+    sieve_seen_free(f->seen);
+    free(f);
+}
+
+/* A URL here is already canonical; this only refuses what cannot be one:
+ * no scheme, or bytes no URL may carry unescaped. */
+static int check_url(const sieve_frontier *f, const char *url, size_t len)
+{
+    if (url == NULL || len == 0)
+        return SIEVE_EEMPTY;
+    if (len > f->max_url_len)
+        return SIEVE_ETOOLONG;
+    size_t i = 0;
+    if (!((url[0] | 0x20) >= 'a' && (url[0] | 0x20) <= 'z'))
+        return SIEVE_EURL;
+    while (i < len && url[i] != ':') {
+        char c = url[i];
+        int alnum = ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && c != '+' && c != '-' && c != '.')
+            return SIEVE_EURL;
+        i++;
+    }
+    if (i == len || i + 1 == len)
+        return SIEVE_EURL;
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)url[i];
+        if (c <= 0x20 || c == 0x7f)
+            return SIEVE_EURL;
+    }
+    return SIEVE_OK;
+}
+
+/* Enqueue-then-mark, under the lock. See the header comment for the order. */
+static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h)
+{
+    if (sieve_seen_contains_hashed(f->seen, u->url, u->len, h)) {
+        f->st.seen++;
+        return SIEVE_SEEN;
+    }
+    int rc = sieve_fifo_push(f->queue, u->url, u->len, u->depth);
+    if (rc != SIEVE_OK)
+        return rc;
+    rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
+    if (rc < 0) {
+        /* Queued but not marked: it may be fetched twice, never lost. */
+        sieve_log(&f->logger, SIEVE_LOG_ERROR, "seen-set: %s; a URL may be fetched twice",
+                  sieve_strerror(rc));
+    }
+    f->st.enqueued++;
+    return SIEVE_OK;
+}
+
+/* Called with the lock held after URLs were enqueued. */
+static void after_enqueue_locked(sieve_frontier *f, uint64_t added, pending_log *pl)
+{
+    if (added > 0 && f->waiters > 0) {
+        if (added == 1)
+            pthread_cond_signal(&f->wake);
+        else
+            pthread_cond_broadcast(&f->wake);
+    }
+    if (added == 0 || sieve_seen_get_kind(f->seen) != SIEVE_SEEN_BLOOM)
+        return;
+    if (f->grow) {
+        /* A growing set keeps its rate bounded: report growth, no warning. */
+        unsigned layers = sieve_seen_layers(f->seen);
+        if (layers != f->layers)
+            pl->grew_to = f->layers = layers;
+        return;
+    }
+    double count = sieve_seen_estimated_count(f->seen);
+    if (count < f->warn_at)
+        return;
+    while (f->warn_at <= count)
+        f->warn_at *= 2;
+    pl->warn = 1;
+    pl->count = count;
+    pl->fp_rate = sieve_seen_estimated_fp_rate(f->seen);
+    pl->capacity = sieve_seen_capacity(f->seen);
+}
+
+static void emit_pending(sieve_frontier *f, const pending_log *pl)
+{
+    if (pl->grew_to > 0)
+        sieve_log(&f->logger, SIEVE_LOG_INFO, "seen-set grew to %u Bloom layers", pl->grew_to);
+    if (!pl->warn)
+        return;
+    sieve_log(&f->logger, SIEVE_LOG_WARN,
+              "seen-set estimated count %.0f passed its capacity %llu: estimated "
+              "false-positive rate now %.3g; raise the capacity or use the grow policy",
+              pl->count, (unsigned long long)pl->capacity, pl->fp_rate);
+}
+
+int sieve_frontier_push(sieve_frontier *f, const char *url, size_t len, uint32_t depth)
+{
+    sieve_url u = {.url = url, .len = len, .depth = depth};
+    int result;
+    int rc = sieve_frontier_push_batch(f, &u, 1, &result);
+    return rc < 0 ? rc : result;
+}
+
+/* Validates and hashes urls[0..n) outside the lock. */
+static void prepare(const sieve_frontier *f, const sieve_url *urls, size_t n, int *status,
+                    sieve_hash *hash)
+{
+    for (size_t i = 0; i < n; i++) {
+        status[i] = check_url(f, urls[i].url, urls[i].len);
+        if (status[i] == SIEVE_OK)
+            hash[i] = sieve_seen_hash(f->seen, urls[i].url, urls[i].len);
+    }
+}
+
+/* Pushes at most BATCH_STEP URLs under one lock; returns how many were
+ * enqueued, and sets *nomem if an append failed. */
+static uint64_t push_step(sieve_frontier *f, const sieve_url *urls, size_t n, int *status,
+                          int *nomem)
+{
+    sieve_hash hash[BATCH_STEP];
+    prepare(f, urls, n, status, hash);
+    pending_log pl = {0};
+    uint64_t added = 0;
+    pthread_mutex_lock(&f->lock);
+    for (size_t i = 0; i < n; i++)
+        if (status[i] == SIEVE_OK)
+            sieve_seen_prefetch(f->seen, hash[i]);
+    for (size_t i = 0; i < n; i++) {
+        f->st.pushed++;
+        if (status[i] != SIEVE_OK) {
+            f->st.invalid++;
+            continue;
+        }
+        status[i] = offer_locked(f, &urls[i], hash[i]);
+        if (status[i] == SIEVE_OK)
+            added++;
+        else if (status[i] == SIEVE_ENOMEM)
+            *nomem = 1;
+    }
+    after_enqueue_locked(f, added, &pl);
+    pthread_mutex_unlock(&f->lock);
+    emit_pending(f, &pl);
+    return added;
+}
+
+int sieve_frontier_push_batch(sieve_frontier *f, const sieve_url *urls, size_t n, int *results)
+{
+    if (f == NULL || (urls == NULL && n > 0))
+        return SIEVE_EINVAL;
+    uint64_t added = 0;
+    int nomem = 0;
+    int scratch[BATCH_STEP];
+    for (size_t at = 0; at < n; at += BATCH_STEP) {
+        size_t step = n - at < BATCH_STEP ? n - at : BATCH_STEP;
+        int *status = results != NULL ? results + at : scratch;
+        added += push_step(f, urls + at, step, status, &nomem);
+    }
+    if (nomem)
+        return SIEVE_ENOMEM;
+    return added > INT32_MAX ? INT32_MAX : (int)added;
+}
+
+int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len)
+{
+    int rc = check_url(f, url, len);
+    if (rc != SIEVE_OK)
+        return rc;
+    sieve_hash h = sieve_seen_hash(f->seen, url, len);
+    pthread_mutex_lock(&f->lock);
+    rc = sieve_seen_add_hashed(f->seen, url, len, h);
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+static int drained_locked(const sieve_frontier *f)
+{
+    return sieve_fifo_length(f->queue) == 0 && f->st.in_flight == 0;
+}
+
+static struct timespec deadline_after(int timeout_ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/* Waits until there is a URL to take; returns SIEVE_OK or why not. */
+static int wait_for_url_locked(sieve_frontier *f, int timeout_ms)
+{
+    struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+    for (;;) {
+        if (f->st.closed)
+            return SIEVE_ECLOSED;
+        if (sieve_fifo_length(f->queue) > 0)
+            return SIEVE_OK;
+        if (drained_locked(f))
+            return SIEVE_EDRAINED;
+        if (timeout_ms == 0)
+            return SIEVE_EAGAIN;
+        f->waiters++;
+        int err = timeout_ms < 0 ? pthread_cond_wait(&f->wake, &f->lock)
+                                 : pthread_cond_timedwait(&f->wake, &f->lock, &deadline);
+        f->waiters--;
+        if (err == ETIMEDOUT && sieve_fifo_length(f->queue) == 0 && !f->st.closed &&
+            !drained_locked(f))
+            return SIEVE_ETIMEDOUT;
+    }
+}
+
+int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out, int timeout_ms)
+{
+    if (f == NULL || buf == NULL || out == NULL || cap == 0)
+        return SIEVE_EINVAL;
+    pthread_mutex_lock(&f->lock);
+    int rc = wait_for_url_locked(f, timeout_ms);
+    if (rc == SIEVE_OK) {
+        size_t len;
+        uint32_t depth;
+        /* One byte is kept back for the terminating NUL. */
+        rc = sieve_fifo_pop(f->queue, buf, cap - 1, &len, &depth);
+        if (rc == SIEVE_OK) {
+            buf[len] = '\0';
+            *out = (sieve_url){.url = buf, .len = len, .depth = depth};
+            f->st.popped++;
+            f->st.in_flight++;
+        }
+    }
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+int sieve_frontier_done(sieve_frontier *f)
+{
+    pthread_mutex_lock(&f->lock);
+    if (f->st.in_flight == 0) {
+        pthread_mutex_unlock(&f->lock);
+        return SIEVE_ESTATE;
+    }
+    f->st.in_flight--;
+    f->st.done++;
+    if (drained_locked(f))
+        pthread_cond_broadcast(&f->wake);
+    pthread_mutex_unlock(&f->lock);
+    return SIEVE_OK;
+}
+
+void sieve_frontier_close(sieve_frontier *f)
+{
+    pthread_mutex_lock(&f->lock);
+    f->st.closed = 1;
+    pthread_cond_broadcast(&f->wake);
+    pthread_mutex_unlock(&f->lock);
+}
+
+void sieve_frontier_stats_get(sieve_frontier *f, sieve_frontier_stats *st)
+{
+    pthread_mutex_lock(&f->lock);
+    *st = f->st;
+    st->queue_len = sieve_fifo_length(f->queue);
+    st->queue_bytes = sieve_fifo_bytes(f->queue);
+    st->seen_bytes = sieve_seen_bytes(f->seen);
+    st->est_count = sieve_seen_estimated_count(f->seen);
+    st->est_fp_rate = sieve_seen_estimated_fp_rate(f->seen);
+    st->layers = sieve_seen_layers(f->seen);
+    pthread_mutex_unlock(&f->lock);
+}
