@@ -1,0 +1,244 @@
+/* main.c - sieve-web: a synthetic, deterministic web on a loopback port.
+ *
+ * Used by the crawler's integration tests, the offline demo (a crawl of
+ * seeds/local.txt) and benchmarks. Two modes:
+ *
+ *   sieve-web [--port N] ...      serve until SIGINT or SIGTERM, exit 0
+ *   sieve-web --truth --port N    print the ground truth and exit
+ *
+ * The URL space (N = --pages, IDs in [0, N)):
+ *   /                     links /p/0.html, /loop/a, /loop/b, /hostile/
+ *   /p/ID.html            5-20 links to pages (always ID+1, the last page
+ *                         to 0) in varied spellings, and with probability
+ *                         1/3 each: /files/ID.txt, /files/ID.png,
+ *                         /missing/ID.html (404), /r/J, /r2/J (with /r/J),
+ *                         rel=nofollow /nofollow/ID.html, javascript:,
+ *                         mailto:
+ *   /r/J                  301 to http://HOST/p/J.html
+ *   /r2/J                 302 to /r/J
+ *   /loop/a, /loop/b      301 to each other ("b", "a": relative)
+ *   /nofollow/ID.html     reached only through nofollow links
+ *   /robots.txt           allows everything; not part of the truth
+ * and with --hostile (the default), linked from /hostile/:
+ *   /cal/2026/11/         month pages linking "YYYY/MM/" relative for the
+ *                         next and previous month: the path grows two
+ *                         segments a step; the segment guard keeps 8 steps
+ *                         (2^9 - 1 = 511 pages)
+ *   /trap/a/              links "a/": the repeat guard keeps /trap/a/a/
+ *   /deep/1               links /deep/1/2, ...: the segment guard keeps
+ *                         /deep/1/.../19
+ *   /long/SEG1            adds a 300-byte segment a step: the length guard
+ *                         keeps 6 steps
+ *   /hostile/many.html    100,000 links cycling over min(N, 100000) leaves
+ *                         /many/ID.html
+ *   malformed.html, bad-utf8.html (links only to / and /p/0.html),
+ *   endless.html (never ends), slow.html (one byte per --drip-ms),
+ *   huge.html (20 MiB), gzip.html (gzip when accepted; the only link to
+ *   gzip-target.html), html-as-text.txt (HTML served as text/plain: its
+ *   link to bait.html must not be followed), error.html (500).
+ *
+ * The truth (truth.c has the exact rules): every URL the crawler requests
+ * starting from "/", canonical, sorted bytewise, one a line. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "web.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sieve-web [OPTIONS]\n"
+            "\n"
+            "Serves a deterministic synthetic web on a loopback address until SIGINT or\n"
+            "SIGTERM, or with --truth prints the URLs a correct crawler fetches from /.\n"
+            "\n"
+            "  --port N        port to listen on, 0 picks a free one (default %d)\n"
+            "  --host ADDR     loopback address to bind (default 127.0.0.1)\n"
+            "  --pages N       pages /p/0.html .. /p/(N-1).html (default %d)\n"
+            "  --seed S        graph seed (default 1)\n"
+            "  --port-file F   write the listening port to F once listening\n"
+            "  --hostile       serve and link the hostile pages (default)\n"
+            "  --no-hostile    leave them out of the web and of the truth\n"
+            "  --drip-ms N     delay between two bytes of /hostile/slow.html (default 1000)\n"
+            "  --truth         print the ground truth for --port (non-zero) and exit\n"
+            "  --help          show this help\n",
+            WEB_DEFAULT_PORT, WEB_DEFAULT_PAGES);
+}
+
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Writes the port to path atomically (temp file + rename), so a reader
+ * polling for the file never sees a partial number. */
+static int write_port_file(const char *path, unsigned port)
+{
+    size_t n = strlen(path) + 8;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return -1;
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int rc = -1;
+    if (f) {
+        int ok = fprintf(f, "%u\n", port) > 0;
+        if (fclose(f) == 0 && ok && rename(tmp, path) == 0)
+            rc = 0;
+        else
+            remove(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+static int serve(const struct web_config *cfg, const char *host, const char *port_file)
+{
+    /* Block the stop signals before any thread exists, so every server
+     * thread inherits the mask and only sigwait() below receives them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct web_server *s;
+    char err[256];
+    if (web_server_start(cfg, host, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "sieve-web: %s\n", err);
+        return 1;
+    }
+    unsigned port = web_server_port(s);
+    if (port_file && write_port_file(port_file, port) != 0) {
+        fprintf(stderr, "sieve-web: cannot write %s: %s\n", port_file, strerror(errno));
+        web_server_stop(s);
+        return 1;
+    }
+    fprintf(stderr, "sieve-web: serving %llu pages%s on http://%s:%u/\n",
+            (unsigned long long)cfg->pages, cfg->hostile ? " and the hostile pages" : "", host,
+            port);
+    int sig = 0;
+    while (sigwait(&stop, &sig) != 0)
+        ;
+    unsigned long long requests = web_server_requests(s);
+    web_server_stop(s);
+    fprintf(stderr, "sieve-web: signal %d, stopped after %llu requests\n", sig, requests);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    enum {
+        OPT_PORT = 256,
+        OPT_HOST,
+        OPT_PAGES,
+        OPT_SEED,
+        OPT_PORT_FILE,
+        OPT_TRUTH,
+        OPT_HOSTILE,
+        OPT_NO_HOSTILE,
+        OPT_DRIP,
+        OPT_HELP
+    };
+    static const struct option opts[] = {
+        {"port", required_argument, NULL, OPT_PORT},
+        {"host", required_argument, NULL, OPT_HOST},
+        {"pages", required_argument, NULL, OPT_PAGES},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"port-file", required_argument, NULL, OPT_PORT_FILE},
+        {"truth", no_argument, NULL, OPT_TRUTH},
+        {"hostile", no_argument, NULL, OPT_HOSTILE},
+        {"no-hostile", no_argument, NULL, OPT_NO_HOSTILE},
+        {"drip-ms", required_argument, NULL, OPT_DRIP},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    struct web_config cfg = {.pages = WEB_DEFAULT_PAGES,
+                             .seed = 1,
+                             .port = WEB_DEFAULT_PORT,
+                             .hostile = 1,
+                             .drip_ms = 1000};
+    const char *host = "127.0.0.1", *port_file = NULL;
+    int truth = 0, c;
+    uint64_t v;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        const char *bad = NULL;
+        switch (c) {
+        case OPT_PORT:
+            if (parse_u64(optarg, 0, 65535, &v) == 0)
+                cfg.port = (unsigned)v;
+            else
+                bad = "--port wants 0..65535";
+            break;
+        case OPT_HOST:
+            host = optarg;
+            break;
+        case OPT_PAGES:
+            if (parse_u64(optarg, 1, WEB_MAX_PAGES, &cfg.pages) != 0)
+                bad = "--pages wants 1..1000000000";
+            break;
+        case OPT_SEED:
+            if (parse_u64(optarg, 0, UINT64_MAX, &cfg.seed) != 0)
+                bad = "--seed wants an unsigned 64-bit number";
+            break;
+        case OPT_PORT_FILE:
+            port_file = optarg;
+            break;
+        case OPT_TRUTH:
+            truth = 1;
+            break;
+        case OPT_HOSTILE:
+            cfg.hostile = 1;
+            break;
+        case OPT_NO_HOSTILE:
+            cfg.hostile = 0;
+            break;
+        case OPT_DRIP:
+            if (parse_u64(optarg, 0, 60000, &v) == 0)
+                cfg.drip_ms = (unsigned)v;
+            else
+                bad = "--drip-ms wants 0..60000";
+            break;
+        case OPT_HELP:
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "sieve-web: %s, not '%s'\n", bad, optarg);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "sieve-web: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (truth) {
+        if (cfg.port == 0) {
+            fprintf(stderr, "sieve-web: --truth needs the crawl's port (--port N, N > 0)\n");
+            return 2;
+        }
+        if (web_truth(&cfg, stdout) < 0) {
+            fprintf(stderr, "sieve-web: cannot write the truth: %s\n", strerror(errno));
+            return 1;
+        }
+        return 0;
+    }
+    return serve(&cfg, host, port_file);
+}

@@ -1,0 +1,856 @@
+/* test-web.c - sieve-web, the synthetic web: its HTTP behaviour and its
+ * ground truth.
+ *
+ * An unchecked fixture starts the server (path in $SIEVE_WEB) in the
+ * parent process on port 0 and reads the port it picked from --port-file;
+ * the tests run in forked children, so the teardown that kills the server
+ * runs even when a test fails. The server also gets PR_SET_PDEATHSIG, so
+ * it cannot outlive a crashed test runner.
+ *
+ * The strongest test crawls the running server over HTTP with an
+ * independent little crawler (libcurl's URL parser, a tag scanner, the
+ * same guards) and requires its fetched set to equal --truth exactly:
+ * the truth is computed from the server's model, the crawl from its
+ * bytes, so a disagreement in either shows up. */
+#include <check.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <search.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGES "200"
+
+static pid_t server_pid;
+static unsigned server_port;
+static char tmpdir[] = "/tmp/sieve-web-test-XXXXXX";
+static char port_file[64];
+
+static const char *web_binary(void)
+{
+    const char *p = getenv("SIEVE_WEB");
+    if (!p || !*p) {
+        fprintf(stderr, "test-web: set SIEVE_WEB to the sieve-web binary\n");
+        exit(1);
+    }
+    return p;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Starts sieve-web with extra arguments (NULL-terminated) on port 0 and
+ * waits up to 10 s for its port file. Returns the pid; *port is set. */
+static pid_t start_server(const char *file, unsigned *port, const char *const *extra)
+{
+    const char *argv[16] = {web_binary(), "--port", "0", "--port-file", file};
+    int argc = 5;
+    for (; extra && *extra && argc < 15; extra++)
+        argv[argc++] = *extra;
+    argv[argc] = NULL;
+    unlink(file);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(127);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    for (int i = 0; i < 1000; i++) {
+        FILE *f = fopen(file, "r");
+        if (f) {
+            int ok = fscanf(f, "%u", port) == 1;
+            fclose(f);
+            if (ok)
+                return pid;
+        }
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return -1;
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+/* Sends SIGTERM and returns the exit status (-1 if it had to be killed). */
+static int stop_server(pid_t pid)
+{
+    int status;
+    kill(pid, SIGTERM);
+    for (int i = 0; i < 500; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+static void web_setup(void)
+{
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    snprintf(port_file, sizeof port_file, "%s/port", tmpdir);
+    static const char *const extra[] = {"--pages", PAGES, "--drip-ms", "5", NULL};
+    server_pid = start_server(port_file, &server_port, extra);
+    if (server_pid < 0) {
+        fprintf(stderr, "test-web: sieve-web did not start\n");
+        exit(1);
+    }
+}
+
+static void web_teardown(void)
+{
+    if (server_pid > 0)
+        stop_server(server_pid);
+    unlink(port_file);
+    rmdir(tmpdir);
+}
+
+/* ---- HTTP ---- */
+
+struct body {
+    char *data;
+    size_t len;
+    size_t cap;
+    size_t limit; /* abort the transfer past this many bytes */
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+    struct body *b = arg;
+    size_t add = size * n;
+    if (b->len + add > b->limit)
+        return 0;
+    if (b->len + add + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + add + 1)
+            cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (!d)
+            return 0;
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, add);
+    b->len += add;
+    b->data[b->len] = '\0';
+    return add;
+}
+
+struct reply {
+    CURLcode rc;
+    long status;
+    char type[128];
+    char encoding[64];
+    char location[2100];
+    struct body body;
+};
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+    struct reply *r = arg;
+    size_t len = size * n;
+    if (len > 18 && strncasecmp(p, "Content-Encoding:", 17) == 0)
+        snprintf(r->encoding, sizeof r->encoding, "%.*s", (int)(len - 18), p + 18);
+    return len;
+}
+
+/* Fetches path (or an absolute URL) with handle h. accept is NULL (no
+ * Accept-Encoding), "decode" (curl asks for and inflates any coding it
+ * knows) or a raw header line sent as is. */
+static void fetch_with(CURL *h, const char *path, const char *accept, struct reply *r)
+{
+    char url[2200];
+    if (strncmp(path, "http", 4) == 0)
+        snprintf(url, sizeof url, "%s", path);
+    else
+        snprintf(url, sizeof url, "http://127.0.0.1:%u%s", server_port, path);
+    memset(r, 0, sizeof *r);
+    r->body.limit = 10u * 1024 * 1024; /* the crawler's default body limit */
+    struct curl_slist *hdr = NULL;
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->body);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    if (accept && strcmp(accept, "decode") == 0) {
+        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    } else {
+        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
+        if (accept) {
+            hdr = curl_slist_append(NULL, accept);
+        }
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    r->rc = curl_easy_perform(h);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(hdr);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+    char *s = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &s) == CURLE_OK && s)
+        snprintf(r->type, sizeof r->type, "%s", s);
+    s = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &s) == CURLE_OK && s)
+        snprintf(r->location, sizeof r->location, "%s", s);
+}
+
+static void fetch(const char *path, const char *accept, struct reply *r)
+{
+    CURL *h = curl_easy_init();
+    ck_assert_ptr_nonnull(h);
+    fetch_with(h, path, accept, r);
+    curl_easy_cleanup(h);
+}
+
+static void url_of(const char *path, char *out, size_t n)
+{
+    snprintf(out, n, "http://127.0.0.1:%u%s", server_port, path);
+}
+
+/* ---- the HTTP behaviour ---- */
+
+START_TEST(home_links_the_first_page_and_the_hostile_index)
+{
+    struct reply r;
+    fetch("/", NULL, &r);
+    ck_assert_int_eq(r.rc, CURLE_OK);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.type, "text/html; charset=utf-8");
+    ck_assert_ptr_nonnull(strstr(r.body.data, "href=\"p/0.html\""));
+    ck_assert_ptr_nonnull(strstr(r.body.data, "href=\"hostile/\""));
+    free(r.body.data);
+}
+END_TEST
+
+START_TEST(pages_exist_up_to_the_page_count)
+{
+    struct reply r;
+    fetch("/p/199.html", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.body.data, "<title>Page 199</title>"));
+    free(r.body.data);
+    fetch("/p/200.html", NULL, &r);
+    ck_assert_int_eq(r.status, 404);
+    free(r.body.data);
+    fetch("/p/007.html", NULL, &r); /* not the canonical spelling of 7 */
+    ck_assert_int_eq(r.status, 404);
+    free(r.body.data);
+}
+END_TEST
+
+START_TEST(pages_are_deterministic)
+{
+    struct reply a, b;
+    fetch("/p/42.html", NULL, &a);
+    fetch("/p/42.html", NULL, &b);
+    ck_assert_uint_eq(a.body.len, b.body.len);
+    ck_assert_int_eq(memcmp(a.body.data, b.body.data, a.body.len), 0);
+    free(a.body.data);
+    free(b.body.data);
+}
+END_TEST
+
+START_TEST(redirects_name_their_targets)
+{
+    char want[128];
+    struct reply r;
+    fetch("/r/5", NULL, &r);
+    ck_assert_int_eq(r.status, 301);
+    url_of("/p/5.html", want, sizeof want);
+    ck_assert_str_eq(r.location, want);
+    free(r.body.data);
+    fetch("/r2/5", NULL, &r);
+    ck_assert_int_eq(r.status, 302);
+    url_of("/r/5", want, sizeof want);
+    ck_assert_str_eq(r.location, want);
+    free(r.body.data);
+    fetch("/loop/a", NULL, &r);
+    ck_assert_int_eq(r.status, 301);
+    url_of("/loop/b", want, sizeof want);
+    ck_assert_str_eq(r.location, want);
+    free(r.body.data);
+    fetch("/loop/b", NULL, &r);
+    url_of("/loop/a", want, sizeof want);
+    ck_assert_str_eq(r.location, want);
+    free(r.body.data);
+}
+END_TEST
+
+START_TEST(missing_pages_are_404)
+{
+    struct reply r;
+    fetch("/missing/3.html", NULL, &r);
+    ck_assert_int_eq(r.rc, CURLE_OK);
+    ck_assert_int_eq(r.status, 404);
+    free(r.body.data);
+    fetch("/no/such/thing", NULL, &r);
+    ck_assert_int_eq(r.status, 404);
+    free(r.body.data);
+}
+END_TEST
+
+START_TEST(files_have_their_content_types)
+{
+    struct reply r;
+    fetch("/files/3.png", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.type, "image/png");
+    ck_assert_uint_ge(r.body.len, 8);
+    ck_assert_int_eq(memcmp(r.body.data, "\x89PNG\r\n\x1a\n", 8), 0);
+    free(r.body.data);
+    fetch("/files/3.txt", NULL, &r);
+    ck_assert_str_eq(r.type, "text/plain; charset=utf-8");
+    free(r.body.data);
+    fetch("/hostile/html-as-text.txt", NULL, &r);
+    ck_assert_str_eq(r.type, "text/plain; charset=utf-8");
+    ck_assert_ptr_nonnull(strstr(r.body.data, "<a href=\"bait.html\">"));
+    free(r.body.data);
+}
+END_TEST
+
+START_TEST(gzip_only_when_accepted)
+{
+    struct reply r;
+    fetch("/hostile/gzip.html", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.encoding, "");
+    ck_assert_ptr_nonnull(strstr(r.body.data, "gzip-target.html"));
+    free(r.body.data);
+
+    fetch("/hostile/gzip.html", "Accept-Encoding: gzip", &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.encoding, "gzip"));
+    ck_assert_uint_ge(r.body.len, 2);
+    ck_assert_int_eq((unsigned char)r.body.data[0], 0x1f);
+    ck_assert_int_eq((unsigned char)r.body.data[1], 0x8b);
+    free(r.body.data);
+
+    fetch("/hostile/gzip.html", "Accept-Encoding: gzip;q=0, identity", &r);
+    ck_assert_str_eq(r.encoding, "");
+    free(r.body.data);
+
+    fetch("/hostile/gzip.html", "decode", &r); /* curl asks and inflates */
+    ck_assert_int_eq(r.rc, CURLE_OK);
+    ck_assert_ptr_nonnull(strstr(r.body.data, "gzip-target.html"));
+    free(r.body.data);
+}
+END_TEST
+
+START_TEST(huge_page_announces_twenty_mebibytes)
+{
+    CURL *h = curl_easy_init();
+    ck_assert_ptr_nonnull(h);
+    char url[128];
+    url_of("/hostile/huge.html", url, sizeof url);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    ck_assert_int_eq(curl_easy_perform(h), CURLE_OK);
+    curl_off_t len = -1;
+    curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
+    ck_assert_int_eq(len, 20 * 1024 * 1024);
+    curl_easy_cleanup(h);
+}
+END_TEST
+
+START_TEST(endless_page_does_not_end)
+{
+    struct reply r;
+    CURL *h = curl_easy_init();
+    ck_assert_ptr_nonnull(h);
+    /* The transfer is cut at fetch_with()'s 10 MiB: the stream reaches it. */
+    fetch_with(h, "/hostile/endless.html", NULL, &r);
+    ck_assert_int_eq(r.rc, CURLE_WRITE_ERROR);
+    ck_assert_uint_ge(r.body.len, 10u * 1024 * 1024 - 65536);
+    curl_easy_cleanup(h);
+    free(r.body.data);
+}
+END_TEST
+
+START_TEST(slow_page_arrives_whole)
+{
+    struct reply r;
+    fetch("/hostile/slow.html", NULL, &r);
+    ck_assert_int_eq(r.rc, CURLE_OK);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.body.data, "</html>"));
+    free(r.body.data);
+}
+END_TEST
+
+START_TEST(only_get_and_head)
+{
+    CURL *h = curl_easy_init();
+    char url[128];
+    url_of("/", url, sizeof url);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, "x=1");
+    struct body b = {.limit = 4096};
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    ck_assert_int_eq(curl_easy_perform(h), CURLE_OK);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    ck_assert_int_eq(status, 405);
+    curl_easy_cleanup(h);
+    free(b.data);
+}
+END_TEST
+
+/* ---- the truth ---- */
+
+struct lines {
+    char *text;
+    char **line;
+    size_t count;
+};
+
+/* Runs sieve-web with args and collects its stdout lines. Returns the
+ * exit status. */
+static int run_web(const char *const *args, struct lines *out)
+{
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    const char *argv[16] = {web_binary()};
+    int argc = 1;
+    for (; *args && argc < 15; args++)
+        argv[argc++] = *args;
+    argv[argc] = NULL;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    struct body b = {.limit = 512u * 1024 * 1024};
+    char chunk[65536];
+    ssize_t n;
+    while ((n = read(fd[0], chunk, sizeof chunk)) > 0)
+        ck_assert_uint_eq(on_data(chunk, 1, (size_t)n, &b), (size_t)n);
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    memset(out, 0, sizeof *out);
+    out->text = b.data;
+    size_t cap = 0;
+    for (char *p = b.data, *nl; p && *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        ck_assert_ptr_nonnull(nl);
+        *nl = '\0';
+        if (out->count == cap) {
+            cap = cap ? cap * 2 : 256;
+            out->line = realloc(out->line, cap * sizeof *out->line);
+            ck_assert_ptr_nonnull(out->line);
+        }
+        out->line[out->count++] = p;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void lines_free(struct lines *l)
+{
+    free(l->text);
+    free(l->line);
+}
+
+static int has_line(const struct lines *l, const char *s)
+{
+    for (size_t i = 0; i < l->count; i++)
+        if (strcmp(l->line[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+static size_t count_containing(const struct lines *l, const char *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->count; i++)
+        n += strstr(l->line[i], s) != NULL;
+    return n;
+}
+
+START_TEST(truth_is_sorted_unique_and_canonical)
+{
+    static const char *const args[] = {"--truth", "--port", "8917", "--pages", PAGES, NULL};
+    struct lines t;
+    ck_assert_int_eq(run_web(args, &t), 0);
+    ck_assert_uint_gt(t.count, 200);
+    for (size_t i = 1; i < t.count; i++)
+        ck_assert_msg(strcmp(t.line[i - 1], t.line[i]) < 0, "not sorted and unique at '%s'",
+                      t.line[i]);
+    for (size_t i = 0; i < t.count; i++) {
+        ck_assert_msg(strncmp(t.line[i], "http://127.0.0.1:8917/", 22) == 0, "'%s'", t.line[i]);
+        ck_assert_ptr_null(strchr(t.line[i], '#'));
+        ck_assert_ptr_null(strchr(t.line[i], '%'));
+        ck_assert_ptr_null(strstr(t.line[i], "/./"));
+        ck_assert_ptr_null(strstr(t.line[i], "/../"));
+        ck_assert_uint_le(strlen(t.line[i]), 2048);
+    }
+    ck_assert(has_line(&t, "http://127.0.0.1:8917/"));
+    ck_assert(has_line(&t, "http://127.0.0.1:8917/p/0.html"));
+    ck_assert(has_line(&t, "http://127.0.0.1:8917/p/199.html"));
+    ck_assert(has_line(&t, "http://127.0.0.1:8917/hostile/gzip-target.html"));
+    ck_assert(has_line(&t, "http://127.0.0.1:8917/trap/a/a/"));
+    ck_assert(!has_line(&t, "http://127.0.0.1:8917/trap/a/a/a/"));
+    ck_assert(!has_line(&t, "http://127.0.0.1:8917/hostile/bait.html"));
+    ck_assert_uint_eq(count_containing(&t, "/nofollow/"), 0);
+    ck_assert_uint_eq(count_containing(&t, "/p/"), 200);
+    ck_assert_uint_eq(count_containing(&t, "/deep/"), 19);
+    ck_assert_uint_eq(count_containing(&t, "/cal/"), 511);
+    ck_assert_uint_eq(count_containing(&t, "/long/"), 6);
+    lines_free(&t);
+}
+END_TEST
+
+START_TEST(truth_depends_on_seed_and_hostile_only_as_asked)
+{
+    static const char *const a1[] = {"--truth", "--pages", PAGES, "--seed", "7", NULL};
+    static const char *const a2[] = {"--truth", "--pages", PAGES, "--seed", "8", NULL};
+    static const char *const a3[] = {"--truth", "--pages",      PAGES, "--seed",
+                                     "7",       "--no-hostile", NULL};
+    struct lines t1, t1b, t2, t3;
+    ck_assert_int_eq(run_web(a1, &t1), 0);
+    ck_assert_int_eq(run_web(a1, &t1b), 0);
+    ck_assert_int_eq(run_web(a2, &t2), 0);
+    ck_assert_int_eq(run_web(a3, &t3), 0);
+    ck_assert_uint_eq(t1.count, t1b.count);
+    for (size_t i = 0; i < t1.count; i++)
+        ck_assert_str_eq(t1.line[i], t1b.line[i]);
+    int same = t1.count == t2.count;
+    for (size_t i = 0; same && i < t1.count; i++)
+        same = strcmp(t1.line[i], t2.line[i]) == 0;
+    ck_assert_msg(!same, "seeds 7 and 8 gave the same web");
+    ck_assert_uint_eq(count_containing(&t3, "/hostile/"), 0);
+    ck_assert_uint_eq(count_containing(&t3, "/cal/"), 0);
+    ck_assert_uint_eq(count_containing(&t3, "/p/"), 200);
+    lines_free(&t1);
+    lines_free(&t1b);
+    lines_free(&t2);
+    lines_free(&t3);
+}
+END_TEST
+
+START_TEST(truth_refuses_port_zero)
+{
+    static const char *const args[] = {"--truth", "--port", "0", NULL};
+    struct lines t;
+    ck_assert_int_eq(run_web(args, &t), 2);
+    ck_assert_uint_eq(t.count, 0);
+    lines_free(&t);
+}
+END_TEST
+
+START_TEST(bad_arguments_are_refused)
+{
+    static const char *const a1[] = {"--host", "10.0.0.1", "--port", "0", NULL};
+    static const char *const a2[] = {"--pages", "0", NULL};
+    static const char *const a3[] = {"--port", "70000", NULL};
+    struct lines t;
+    ck_assert_int_eq(run_web(a1, &t), 1);
+    lines_free(&t);
+    ck_assert_int_eq(run_web(a2, &t), 2);
+    lines_free(&t);
+    ck_assert_int_eq(run_web(a3, &t), 2);
+    lines_free(&t);
+}
+END_TEST
+
+START_TEST(stops_cleanly_on_sigterm)
+{
+    char file[96];
+    snprintf(file, sizeof file, "%s/port2", tmpdir);
+    unsigned port = 0;
+    static const char *const extra[] = {"--pages", "10", NULL};
+    pid_t pid = start_server(file, &port, extra);
+    ck_assert_int_gt(pid, 0);
+    ck_assert_uint_gt(port, 0);
+    ck_assert_uint_ne(port, server_port);
+    ck_assert_int_eq(stop_server(pid), 0);
+    unlink(file);
+}
+END_TEST
+
+/* ---- an independent crawl over HTTP ---- */
+
+static int unreserved(int c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Appends s with unreserved percent-escapes decoded. */
+static void append_decoded(char *out, size_t n, const char *s)
+{
+    size_t len = strlen(out);
+    for (; *s && len + 4 < n; s++) {
+        int hi, lo;
+        if (s[0] == '%' && (hi = hexval(s[1])) >= 0 && (lo = hexval(s[2])) >= 0) {
+            int c = hi * 16 + lo;
+            if (unreserved(c)) {
+                out[len++] = (char)c;
+            } else {
+                out[len++] = '%';
+                out[len++] = "0123456789ABCDEF"[hi];
+                out[len++] = "0123456789ABCDEF"[lo];
+            }
+            s += 2;
+        } else {
+            out[len++] = *s;
+        }
+    }
+    out[len] = '\0';
+}
+
+/* Resolves href against base and writes the canonical URL to out.
+ * Returns 0, or -1 for a link a crawler skips (unparseable, not http). */
+static int canonical(const char *base, const char *href, char *out, size_t n)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL;
+    int rc = -1;
+    if (curl_url_set(u, CURLUPART_URL, base, 0) != CURLUE_OK ||
+        curl_url_set(u, CURLUPART_URL, href, 0) != CURLUE_OK)
+        goto done;
+    if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        strcasecmp(scheme, "http") != 0)
+        goto done;
+    if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+        goto done;
+    curl_url_get(u, CURLUPART_PORT, &port, CURLU_NO_DEFAULT_PORT);
+    curl_url_get(u, CURLUPART_QUERY, &query, 0);
+    for (char *p = host; *p; p++)
+        *p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+    snprintf(out, n, "http://%s%s%s", host, port ? ":" : "", port ? port : "");
+    append_decoded(out, n, *path ? path : "/");
+    if (query) {
+        append_decoded(out, n, "?");
+        append_decoded(out, n, query);
+    }
+    rc = 0;
+done:
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+/* The crawler's guards, written again from their definition. */
+static int guard_ok(const char *url)
+{
+    if (strlen(url) > 2048)
+        return 0;
+    const char *path = strchr(url + 7, '/');
+    char prev[2100] = "", seg[2100];
+    int segments = 0, run = 0;
+    for (const char *p = path; p && *p;) {
+        while (*p == '/')
+            p++;
+        size_t len = strcspn(p, "/?");
+        if (len == 0)
+            break;
+        snprintf(seg, sizeof seg, "%.*s", (int)len, p);
+        if (++segments > 20)
+            return 0;
+        run = strcmp(seg, prev) == 0 ? run + 1 : 1;
+        if (run > 2)
+            return 0;
+        snprintf(prev, sizeof prev, "%s", seg);
+        p += len;
+    }
+    return 1;
+}
+
+struct crawl {
+    struct hsearch_data seen;
+    char **queue;
+    size_t count, cap;
+};
+
+static void admit(struct crawl *c, const char *url)
+{
+    if (!guard_ok(url))
+        return;
+    ENTRY e = {.key = (char *)(uintptr_t)url}, *found;
+    if (hsearch_r(e, FIND, &found, &c->seen))
+        return;
+    ck_assert_uint_lt(c->count, c->cap);
+    e.key = strdup(url);
+    ck_assert_ptr_nonnull(e.key);
+    ck_assert(hsearch_r(e, ENTER, &found, &c->seen));
+    c->queue[c->count++] = e.key;
+}
+
+/* Copies attribute name="..." of the tag [tag, end) into out. */
+static int attribute(const char *tag, const char *end, const char *name, char *out, size_t n)
+{
+    size_t len = strlen(name);
+    for (const char *p = tag; p + len + 2 < end; p++) {
+        if ((p[-1] == ' ' || p[-1] == '\n' || p[-1] == '\t') && strncasecmp(p, name, len) == 0 &&
+            p[len] == '=' && p[len + 1] == '"') {
+            const char *v = p + len + 2;
+            const char *q = memchr(v, '"', (size_t)(end - v));
+            if (!q || (size_t)(q - v) >= n)
+                return 0;
+            memcpy(out, v, (size_t)(q - v));
+            out[q - v] = '\0';
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int has_token(const char *list, const char *token)
+{
+    size_t n = strlen(token);
+    for (const char *p = list; (p = strstr(p, token)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+            return 1;
+    return 0;
+}
+
+/* Finds <a ...> tags in the body (which may hold NUL bytes) and admits
+ * their followable targets. */
+static void extract(struct crawl *c, const char *base, const struct body *b)
+{
+    const char *p = b->data, *end = b->data + b->len;
+    char href[2100], rel[128], url[2200];
+    while ((p = memmem(p, (size_t)(end - p), "<a", 2)) != NULL) {
+        p += 2;
+        if (p >= end || (*p != ' ' && *p != '\n' && *p != '\t'))
+            continue;
+        const char *close = memchr(p, '>', (size_t)(end - p));
+        if (!close)
+            break;
+        if (attribute(p, close, "href", href, sizeof href) &&
+            !(attribute(p, close, "rel", rel, sizeof rel) && has_token(rel, "nofollow")) &&
+            canonical(base, href, url, sizeof url) == 0)
+            admit(c, url);
+        p = close;
+    }
+}
+
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+START_TEST(truth_equals_a_crawl_over_http)
+{
+    char root[64], port[16];
+    snprintf(root, sizeof root, "http://127.0.0.1:%u/", server_port);
+    snprintf(port, sizeof port, "%u", server_port);
+    const char *const args[] = {"--truth", "--port", port, "--pages", PAGES, NULL};
+    struct lines t;
+    ck_assert_int_eq(run_web(args, &t), 0);
+
+    struct crawl c = {.cap = 1u << 16};
+    c.queue = calloc(c.cap, sizeof *c.queue);
+    ck_assert(hcreate_r(c.cap * 2, &c.seen));
+    CURL *h = curl_easy_init();
+    admit(&c, root);
+    for (size_t head = 0; head < c.count; head++) {
+        struct reply r;
+        fetch_with(h, c.queue[head], "decode", &r);
+        if (r.rc == CURLE_OK && r.status / 100 == 3 && r.location[0]) {
+            char url[2200];
+            if (canonical(c.queue[head], r.location, url, sizeof url) == 0)
+                admit(&c, url);
+        } else if (r.rc == CURLE_OK && r.status == 200 &&
+                   strncasecmp(r.type, "text/html", 9) == 0) {
+            extract(&c, c.queue[head], &r.body);
+        }
+        free(r.body.data);
+    }
+    curl_easy_cleanup(h);
+
+    qsort(c.queue, c.count, sizeof *c.queue, by_string);
+    size_t i = 0;
+    for (; i < c.count && i < t.count; i++)
+        ck_assert_msg(strcmp(c.queue[i], t.line[i]) == 0,
+                      "crawl and truth differ at %zu: crawl '%s', truth '%s'", i, c.queue[i],
+                      t.line[i]);
+    ck_assert_uint_eq(c.count, t.count);
+    for (i = 0; i < c.count; i++)
+        free(c.queue[i]);
+    free(c.queue);
+    hdestroy_r(&c.seen);
+    lines_free(&t);
+}
+END_TEST
+
+static Suite *web_suite(void)
+{
+    Suite *s = suite_create("web");
+    TCase *http = tcase_create("http");
+    tcase_add_unchecked_fixture(http, web_setup, web_teardown);
+    tcase_set_timeout(http, 60);
+    tcase_add_test(http, home_links_the_first_page_and_the_hostile_index);
+    tcase_add_test(http, pages_exist_up_to_the_page_count);
+    tcase_add_test(http, pages_are_deterministic);
+    tcase_add_test(http, redirects_name_their_targets);
+    tcase_add_test(http, missing_pages_are_404);
+    tcase_add_test(http, files_have_their_content_types);
+    tcase_add_test(http, gzip_only_when_accepted);
+    tcase_add_test(http, huge_page_announces_twenty_mebibytes);
+    tcase_add_test(http, endless_page_does_not_end);
+    tcase_add_test(http, slow_page_arrives_whole);
+    tcase_add_test(http, only_get_and_head);
+    tcase_add_test(http, truth_is_sorted_unique_and_canonical);
+    tcase_add_test(http, truth_depends_on_seed_and_hostile_only_as_asked);
+    tcase_add_test(http, truth_refuses_port_zero);
+    tcase_add_test(http, bad_arguments_are_refused);
+    tcase_add_test(http, stops_cleanly_on_sigterm);
+    tcase_add_test(http, truth_equals_a_crawl_over_http);
+    suite_add_tcase(s, http);
+    return s;
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    SRunner *sr = srunner_create(web_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    curl_global_cleanup();
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
