@@ -13,6 +13,8 @@
 #include "sieve/fifo.h"
 #include "sieve/seen.h"
 #include "sieve/frontier.h"
+#include "sieve/url.h"
+#include "sieve/links.h"
 
 #ifdef __cplusplus
 extern "C" {

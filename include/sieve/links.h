@@ -1,0 +1,137 @@
+/* sieve/links.h - streaming link extraction from HTML pages.
+ *
+ * An extractor is fed a page chunk by chunk, as the bytes arrive (from
+ * curl's write callback), and calls back once per link as soon as the tag
+ * that holds it has been read. It never holds the whole page: libxml2's
+ * HTML push parser keeps only the unparsed tail, and no tree is built
+ * (SAX callbacks only). Feeding one byte at a time gives the same links
+ * as feeding the page at once.
+ *
+ * Links are the href of <a> and <area> and the src of <frame> and
+ * <iframe>. Each is resolved against the document's base URL - the page
+ * URL, or the href of the first <base> element that has one, for the
+ * links that come after it (a streaming parser cannot go back to the
+ * links before it) - and canonicalized with the sieve_canon given in the
+ * options, so the callback receives URLs ready for the frontier.
+ *
+ * rel="nofollow" (rel is a space-separated, case-insensitive token list)
+ * makes the link skipped unless follow_nofollow is set, in which case it
+ * is delivered with its nofollow flag set.
+ *
+ * Hostile pages: attribute values longer than 4 * the canonicalizer's
+ * max_len are refused (SIEVE_ETOOLONG) without being copied; a page whose
+ * unparsed tail grows past max_pending (a tag or script that never ends)
+ * is abandoned with SIEVE_ETOOLONG, which bounds libxml2's buffers; the parser
+ * keeps no per-link state, so a page with millions of links costs no more
+ * memory than one with a few; malformed HTML and invalid UTF-8 are parsed
+ * in libxml2's recovery mode. Content after </html> is still read, as
+ * browsers do. NUL bytes are dropped (unless the caller's charset is
+ * UTF-16 or UTF-32).
+ *
+ * Encoding: a charset given in the options wins; otherwise a <meta
+ * charset> or http-equiv declaration switches encoding where it appears,
+ * and an undeclared page is read as UTF-8 up to its first invalid byte and
+ * as ISO-8859-1 from there on. UTF-16 pages are not detected.
+ *
+ * Threads: an extractor belongs to one thread at a time; extractors for
+ * different pages may run in parallel, sharing one sieve_canon. Call
+ * sieve_links_global_init() once, before threads create extractors. */
+#ifndef SIEVE_LINKS_H
+#define SIEVE_LINKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sieve/url.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sieve_links sieve_links;
+
+/* One link, valid only during the callback. */
+typedef struct sieve_link {
+    int status;      /* SIEVE_OK, or why the link was refused (only
+                        delivered with report_errors) */
+    const char *url; /* canonical URL, NUL-terminated; NULL unless OK */
+    size_t url_len;
+    sieve_canon_info info; /* where the host lies in url */
+    const char *raw;       /* the attribute value as the page wrote it, entities
+                              decoded, NUL-terminated; NULL when too long */
+    size_t raw_len;
+    const char *tag; /* "a", "area", "frame" or "iframe" */
+    bool nofollow;   /* rel had "nofollow" (only with follow_nofollow) */
+} sieve_link;
+
+/* Receives each link; ctx is the one given to sieve_links_new(). */
+typedef void (*sieve_link_fn)(void *ctx, const sieve_link *link);
+
+typedef struct sieve_links_opts {
+    const sieve_canon *canon; /* required; must outlive the extractor */
+    const char *charset;      /* from Content-Type, or NULL to let libxml2
+                                 detect it (BOM, <meta charset>); a charset
+                                 given here overrides the page's own */
+    bool follow_nofollow;     /* deliver rel=nofollow links too */
+    bool report_errors;       /* also call back for refused links */
+    size_t max_pending;       /* most bytes libxml2 may hold unparsed (one
+                                 tag, text run or script still open); 0:
+                                 SIEVE_LINKS_MAX_PENDING */
+} sieve_links_opts;
+
+/* Default of max_pending: 16 MiB. */
+#define SIEVE_LINKS_MAX_PENDING (16u * 1024 * 1024)
+
+typedef struct sieve_links_stats {
+    uint64_t found;    /* candidate attributes seen, refused or not */
+    uint64_t passed;   /* delivered with SIEVE_OK */
+    uint64_t nofollow; /* skipped for rel=nofollow */
+    uint64_t scheme;   /* refused: not http(s) (javascript:, mailto:, ...) */
+    uint64_t trap;     /* refused: too long, too many or repeated segments */
+    uint64_t invalid;  /* refused: malformed */
+    bool base_used;    /* a <base href> changed the base of later links */
+} sieve_links_stats;
+
+/* Initializes libxml2's parser globals and silences libxml2's generic
+ * error handler (process-wide; libxml2 would otherwise print charset
+ * conversion errors of broken pages to stderr). Idempotent, but not safe
+ * to race: call it once from the main thread before threads use
+ * extractors. */
+void sieve_links_global_init(void);
+
+/* Starts an extractor for the page at page_url (absolute http(s) URL; it
+ * is canonicalized with opts->canon and becomes the base). fn is called
+ * with ctx for each link. Returns SIEVE_OK; SIEVE_EINVAL for a NULL out,
+ * page_url, opts, opts->canon or fn, or an unknown charset; the errors of
+ * sieve_canon_url() for page_url; SIEVE_ENOMEM. */
+int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_opts *opts,
+                    sieve_link_fn fn, void *ctx);
+
+/* Parses the next len bytes of the page; links complete in them are
+ * delivered before it returns. Chunks may split anything, even a UTF-8
+ * sequence. Returns SIEVE_OK; SIEVE_ESTATE after sieve_links_finish();
+ * SIEVE_EINVAL for NULL arguments; SIEVE_ETOOLONG when the parser holds
+ * more than max_pending unparsed bytes, SIEVE_ENOMEM if it ran out of
+ * memory: the page is abandoned and later calls return the same error. */
+int sieve_links_feed(sieve_links *lx, const void *data, size_t len);
+
+/* Ends the page: delivers links still held back (a tag cut off at the
+ * end of the page is read as libxml2 recovers it). Later feeds return
+ * SIEVE_ESTATE; a second finish is a no-op. Returns SIEVE_OK, SIEVE_EINVAL,
+ * or the error that abandoned the page. */
+int sieve_links_finish(sieve_links *lx);
+
+/* Copies the counters so far into *st. */
+void sieve_links_stats_get(const sieve_links *lx, sieve_links_stats *st);
+
+/* The canonical page URL the extractor started from. */
+const char *sieve_links_page_url(const sieve_links *lx);
+
+/* Frees the extractor (finished or not). NULL is a no-op. */
+void sieve_links_free(sieve_links *lx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,586 @@
+/* test-links.c - link extraction: which attributes, how they resolve,
+ * nofollow, hostile pages, and chunking that changes nothing. */
+#include <check.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sieve/sieve.h"
+
+#define PAGE "http://example.com/dir/page.html"
+
+static sieve_canon *canon;
+
+static void setup(void)
+{
+    ck_assert_int_eq(sieve_canon_new(&canon, NULL), SIEVE_OK);
+}
+
+static void teardown(void)
+{
+    sieve_canon_free(canon);
+    canon = NULL;
+}
+
+/* What a run of the extractor produced: one line per callback,
+ * "tag url" or "tag !status raw", with " nofollow" appended if flagged. */
+typedef struct sink {
+    char *text;
+    size_t len, cap;
+    size_t calls;
+    sieve_links_stats st;
+} sink;
+
+static void sink_add(sink *s, const char *str)
+{
+    size_t n = strlen(str);
+    if (s->len + n + 1 > s->cap) {
+        s->cap = (s->len + n + 1) * 2;
+        s->text = realloc(s->text, s->cap);
+        ck_assert_ptr_nonnull(s->text);
+    }
+    memcpy(s->text + s->len, str, n + 1);
+    s->len += n;
+}
+
+static void on_link(void *ctx, const sieve_link *l)
+{
+    sink *s = ctx;
+    char line[3000];
+    s->calls++;
+    if (l->status == SIEVE_OK) {
+        ck_assert_ptr_nonnull(l->url);
+        ck_assert_uint_eq(strlen(l->url), l->url_len);
+        snprintf(line, sizeof line, "%s %s%s\n", l->tag, l->url, l->nofollow ? " nofollow" : "");
+    } else {
+        ck_assert_ptr_null(l->url);
+        snprintf(line, sizeof line, "%s !%d %.100s\n", l->tag, l->status, l->raw ? l->raw : "-");
+    }
+    sink_add(s, line);
+}
+
+/* Runs one extractor over html, fed in chunks of step bytes (0: at once). */
+static sink run(const char *page, const sieve_links_opts *opts, const char *html, size_t len,
+                size_t step)
+{
+    sink s = {0};
+    sink_add(&s, "");
+    sieve_links *lx;
+    ck_assert_int_eq(sieve_links_new(&lx, page, opts, on_link, &s), SIEVE_OK);
+    if (step == 0)
+        step = len ? len : 1;
+    for (size_t off = 0; off < len; off += step) {
+        size_t n = len - off < step ? len - off : step;
+        ck_assert_int_eq(sieve_links_feed(lx, html + off, n), SIEVE_OK);
+    }
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    sieve_links_stats_get(lx, &s.st);
+    sieve_links_free(lx);
+    return s;
+}
+
+static sieve_links_opts defaults(void)
+{
+    return (sieve_links_opts){.canon = canon};
+}
+
+/* Extracts with default options and compares the lines. */
+static sink check_page(const char *html, const char *want)
+{
+    sieve_links_opts o = defaults();
+    sink s = run(PAGE, &o, html, strlen(html), 0);
+    ck_assert_msg(strcmp(s.text, want) == 0, "got:\n%s\nwant:\n%s", s.text, want);
+    return s;
+}
+
+START_TEST(relative_and_absolute_links)
+{
+    sink s = check_page("<html><body>"
+                        "<a href=\"a.html\">1</a>"
+                        "<a href=\"/b\">2</a>"
+                        "<a href=\"./c\">3</a>"
+                        "<a href=\"../d\">4</a>"
+                        "<a href=\"../../../e\">5</a>"
+                        "<a href=\"http://Other.ORG:80/f\">6</a>"
+                        "<a href=\"//cdn.example.net/g\">7</a>"
+                        "<a href=\"?q=1\">8</a>"
+                        "<a href=\"#frag\">9</a>"
+                        "<a href=\"h.html#frag\">10</a>"
+                        "<a href=\"  i j  \">11</a>"
+                        "<a href=\"\">12</a>"
+                        "<a>no href</a>"
+                        "</body></html>",
+                        "a http://example.com/dir/a.html\n"
+                        "a http://example.com/b\n"
+                        "a http://example.com/dir/c\n"
+                        "a http://example.com/d\n"
+                        "a http://example.com/e\n"
+                        "a http://other.org/f\n"
+                        "a http://cdn.example.net/g\n"
+                        "a http://example.com/dir/page.html?q=1\n"
+                        "a http://example.com/dir/page.html\n"
+                        "a http://example.com/dir/h.html\n"
+                        "a http://example.com/dir/i%20j\n"
+                        "a http://example.com/dir/page.html\n");
+    ck_assert_uint_eq(s.st.found, 12);
+    ck_assert_uint_eq(s.st.passed, 12);
+    free(s.text);
+}
+END_TEST
+
+START_TEST(base_href_applies_to_later_links)
+{
+    sink s = check_page("<html><head>"
+                        "<link href=\"style.css\" rel=stylesheet>"
+                        "<base target=\"_blank\">"
+                        "</head><body><a href=\"before\">0</a>"
+                        "<base href=\"/other/sub/\">"
+                        "<a href=\"x\">1</a><a href=\"../y\">2</a><a href=\"/z\">3</a>"
+                        "<a href=\"\">4</a>"
+                        "<base href=\"http://ignored.example/\">"
+                        "<a href=\"w\">5</a>"
+                        "</body></html>",
+                        "a http://example.com/dir/before\n"
+                        "a http://example.com/other/sub/x\n"
+                        "a http://example.com/other/y\n"
+                        "a http://example.com/z\n"
+                        "a http://example.com/other/sub/\n"
+                        "a http://example.com/other/sub/w\n");
+    ck_assert(s.st.base_used);
+    free(s.text);
+
+    s = check_page("<base href=\"https://cdn.example.org/r/\"><a href=\"p?x=1\">",
+                   "a https://cdn.example.org/r/p?x=1\n");
+    free(s.text);
+    /* A base that is not http(s) leaves the page URL as the base. */
+    s = check_page("<base href=\"javascript:void(0)\"><a href=\"p\">",
+                   "a http://example.com/dir/p\n");
+    ck_assert(!s.st.base_used);
+    free(s.text);
+}
+END_TEST
+
+START_TEST(nofollow_is_skipped_unless_asked)
+{
+    const char *html = "<a href=\"/1\" rel=\"nofollow\">"
+                       "<a href=\"/2\" rel=\"NoFollow noopener\">"
+                       "<a href=\"/3\" rel=\"external\tnofollow \">"
+                       "<a href=\"/4\" rel=\"nofollowx\">"
+                       "<a href=\"/5\" rel=\"no follow\">"
+                       "<a href=\"/6\">"
+                       "<area href=\"/7\" rel=nofollow>";
+    sink s = check_page(html, "a http://example.com/4\n"
+                              "a http://example.com/5\n"
+                              "a http://example.com/6\n");
+    ck_assert_uint_eq(s.st.found, 7);
+    ck_assert_uint_eq(s.st.nofollow, 4);
+    ck_assert_uint_eq(s.st.passed, 3);
+    free(s.text);
+
+    sieve_links_opts o = defaults();
+    o.follow_nofollow = true;
+    s = run(PAGE, &o, html, strlen(html), 0);
+    ck_assert_str_eq(s.text, "a http://example.com/1 nofollow\n"
+                             "a http://example.com/2 nofollow\n"
+                             "a http://example.com/3 nofollow\n"
+                             "a http://example.com/4\n"
+                             "a http://example.com/5\n"
+                             "a http://example.com/6\n"
+                             "area http://example.com/7 nofollow\n");
+    ck_assert_uint_eq(s.st.nofollow, 0);
+    ck_assert_uint_eq(s.st.passed, 7);
+    free(s.text);
+}
+END_TEST
+
+START_TEST(non_http_links_are_refused_and_counted)
+{
+    const char *html = "<a href=\"javascript:void(0)\">"
+                       "<a href=\" JavaScript:alert(1)\">"
+                       "<a href=\"mailto:a@example.com\">"
+                       "<a href=\"tel:+15555550100\">"
+                       "<a href=\"ftp://example.com/f\">"
+                       "<a href=\"http:bad\">"
+                       "<a href=\"/a/a/a/\">"
+                       "<a href=\"ok\">";
+    sink s = check_page(html, "a http://example.com/dir/ok\n");
+    ck_assert_uint_eq(s.st.found, 8);
+    ck_assert_uint_eq(s.st.scheme, 5);
+    ck_assert_uint_eq(s.st.invalid, 1);
+    ck_assert_uint_eq(s.st.trap, 1);
+    ck_assert_uint_eq(s.st.passed, 1);
+    free(s.text);
+
+    sieve_links_opts o = defaults();
+    o.report_errors = true;
+    s = run(PAGE, &o, html, strlen(html), 0);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "a !%d javascript:void(0)\n"
+             "a !%d  JavaScript:alert(1)\n"
+             "a !%d mailto:a@example.com\n"
+             "a !%d tel:+15555550100\n"
+             "a !%d ftp://example.com/f\n"
+             "a !%d http:bad\n"
+             "a !%d /a/a/a/\n"
+             "a http://example.com/dir/ok\n",
+             SIEVE_ESCHEME, SIEVE_ESCHEME, SIEVE_ESCHEME, SIEVE_ESCHEME, SIEVE_ESCHEME, SIEVE_EURL,
+             SIEVE_EREPEAT);
+    ck_assert_str_eq(s.text, want);
+    free(s.text);
+}
+END_TEST
+
+START_TEST(area_frame_and_iframe)
+{
+    sink s = check_page("<map><area shape=rect href=\"/area\"></map>"
+                        "<frameset><frame src=\"/frame\"></frameset>"
+                        "<iframe src=\"/iframe\"></iframe>"
+                        "<img src=\"/img.png\"><script src=\"/s.js\"></script>"
+                        "<link href=\"/l.css\"><form action=\"/form\"></form>"
+                        "<frame href=\"/not-src\"><a src=\"/not-href\">",
+                        "area http://example.com/area\n"
+                        "frame http://example.com/frame\n"
+                        "iframe http://example.com/iframe\n");
+    ck_assert_uint_eq(s.st.found, 3);
+    free(s.text);
+}
+END_TEST
+
+START_TEST(uppercase_unquoted_and_entities)
+{
+    sink s = check_page("<A HREF=\"/Upper\">x</A>"
+                        "<AREA Href='/single'>"
+                        "<IFRAME SRC=/unquoted/path.html></IFRAME>"
+                        "<a href=/q?a=1&b=2>u</a>"
+                        "<a href=\"/e?a=1&amp;b=2&amp;c=&lt;&gt;\">e</a>"
+                        "<a href=\"&#47;num&#x2F;hex\">n</a>"
+                        "<a href=\"/caf&eacute;\">c</a>"
+                        "<a href='/sq\"dq'>q</a>",
+                        "a http://example.com/Upper\n"
+                        "area http://example.com/single\n"
+                        "iframe http://example.com/unquoted/path.html\n"
+                        "a http://example.com/q?a=1&b=2\n"
+                        "a http://example.com/e?a=1&b=2&c=%3C%3E\n"
+                        "a http://example.com/num/hex\n"
+                        "a http://example.com/caf%C3%A9\n"
+                        "a http://example.com/sq%22dq\n");
+    free(s.text);
+}
+END_TEST
+
+START_TEST(malformed_html)
+{
+    sink s = check_page("<html><body><div><p>unclosed <b><i>"
+                        "<a href=\"/1\" <a href=\"/2\">"
+                        "</div></a></span></html></html>"
+                        "<!-- <a href=\"/comment\"> -->"
+                        "<script>document.write('<a href=\"/script\">')</script>"
+                        "<a href=\"/3\"/>"
+                        "<a href=\"/4\" href=\"/dup\">"
+                        "<a href = \"/5\" >"
+                        "<a\nhref\n=\n\"/6\"\n>"
+                        "<<<a href=/7>>>"
+                        "<a href=\"/8",
+                        "a http://example.com/1\n"
+                        "a http://example.com/3\n"
+                        "a http://example.com/4\n"
+                        "a http://example.com/5\n"
+                        "a http://example.com/6\n"
+                        "a http://example.com/7\n"
+                        "a http://example.com/8\n");
+    free(s.text);
+    /* Neither a stray end tag first nor content after </html> ends the
+     * page, as it does by default in libxml2's push parser. */
+    s = check_page("</div><a href=\"/first\"></html></html>\n<a href=\"/after\">"
+                   "<html><body></body></html><!-- c --><script>x</script><a href=/last>",
+                   "a http://example.com/first\n"
+                   "a http://example.com/after\n"
+                   "a http://example.com/last\n");
+    free(s.text);
+}
+END_TEST
+
+START_TEST(invalid_utf8_and_charsets)
+{
+    /* Undeclared: UTF-8 until a byte is not, ISO-8859-1 from there on. */
+    sink u = check_page("<a href=\"/\xc3\xa9\">", "a http://example.com/%C3%A9\n");
+    free(u.text);
+    const char *latin1 = "<p>\xff\xfe\xc3</p><a href=\"/caf\xe9\">x</a><a href=\"/ok\">";
+    sink s = check_page(latin1, "a http://example.com/caf%C3%A9\n"
+                                "a http://example.com/ok\n");
+    free(s.text);
+
+    sieve_links_opts o = defaults();
+    o.charset = "ISO-8859-1";
+    s = run(PAGE, &o, latin1, strlen(latin1), 0);
+    ck_assert_str_eq(s.text, "a http://example.com/caf%C3%A9\n"
+                             "a http://example.com/ok\n");
+    free(s.text);
+
+    /* A page that declares UTF-8 keeps its UTF-8. */
+    const char *utf8 = "<meta charset=\"utf-8\"><a href=\"/\xc3\xa9t\xc3\xa9\">";
+    s = check_page(utf8, "a http://example.com/%C3%A9t%C3%A9\n");
+    free(s.text);
+
+    /* The caller's charset wins over the page's. */
+    const char *meta = "<meta charset=\"utf-8\"><a href=\"/\xc3\xa9\">";
+    o.charset = "ISO-8859-1";
+    s = run(PAGE, &o, meta, strlen(meta), 0);
+    ck_assert_str_eq(s.text, "a http://example.com/%C3%83%C2%A9\n");
+    free(s.text);
+
+    /* Bytes that are no encoding at all: no crash, links still found. */
+    static const char junk[] = "\xc0\x80\xed\xa0\x80\xf8\x88\x80\x80\x80<a href=\"/j\xc0\">\x00<a "
+                               "href=\"/k\">";
+    sink j = run(PAGE, &(sieve_links_opts){.canon = canon}, junk, sizeof junk - 1, 0);
+    ck_assert_str_eq(j.text, "a http://example.com/j%C3%80\n"
+                             "a http://example.com/k\n");
+    free(j.text);
+
+    sieve_links *lx;
+    o.charset = "no-such-charset";
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, NULL), SIEVE_EINVAL);
+    ck_assert_ptr_null(lx);
+}
+END_TEST
+
+/* A page of n links "/p/0" .. "/p/n-1" among filler text. */
+static char *many_links_page(unsigned n, size_t *len)
+{
+    size_t cap = (size_t)n * 64 + 64;
+    char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    size_t l = (size_t)snprintf(p, cap, "<html><body>");
+    for (unsigned i = 0; i < n; i++)
+        l += (size_t)snprintf(p + l, cap - l, "<li><a href=\"/p/%u\">link %u</a>\n", i, i);
+    l += (size_t)snprintf(p + l, cap - l, "</body></html>");
+    *len = l;
+    return p;
+}
+
+typedef struct seen_links {
+    unsigned char *hit;
+    unsigned n;
+    unsigned calls, bad;
+} seen_links;
+
+static void on_numbered(void *ctx, const sieve_link *l)
+{
+    seen_links *s = ctx;
+    unsigned k;
+    char tail;
+    s->calls++;
+    if (sscanf(l->url, "http://example.com/p/%u%c", &k, &tail) != 1 || k >= s->n || s->hit[k]++)
+        s->bad++;
+}
+
+START_TEST(hundred_thousand_links)
+{
+    enum { N = 100000 };
+    size_t len;
+    char *page = many_links_page(N, &len);
+    seen_links s = {.hit = calloc(N, 1), .n = N};
+    ck_assert_ptr_nonnull(s.hit);
+    sieve_links_opts o = defaults();
+    sieve_links *lx;
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_numbered, &s), SIEVE_OK);
+    /* Chunks the size curl typically hands over. */
+    for (size_t off = 0; off < len; off += 16384)
+        ck_assert_int_eq(sieve_links_feed(lx, page + off, len - off < 16384 ? len - off : 16384),
+                         SIEVE_OK);
+    /* Streaming: all but the last link arrive before the end, although
+     * chunk boundaries fall inside quoted attribute values. */
+    ck_assert_uint_ge(s.calls, N - 1);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    sieve_links_stats st;
+    sieve_links_stats_get(lx, &st);
+    ck_assert_uint_eq(st.found, N);
+    ck_assert_uint_eq(st.passed, N);
+    ck_assert_uint_eq(s.calls, N);
+    ck_assert_uint_eq(s.bad, 0);
+    for (unsigned i = 0; i < N; i++)
+        ck_assert_uint_eq(s.hit[i], 1);
+    sieve_links_free(lx);
+    free(s.hit);
+    free(page);
+}
+END_TEST
+
+START_TEST(deep_nesting)
+{
+    enum { DEPTH = 100000 };
+    size_t cap = DEPTH * 11 + 64, l = 0;
+    char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    for (unsigned i = 0; i < DEPTH; i++)
+        l += (size_t)snprintf(p + l, cap - l, i % 2 ? "<span>" : "<div>");
+    l += (size_t)snprintf(p + l, cap - l, "<a href=\"/deep\">");
+    sieve_links_opts o = defaults();
+    sink s = run(PAGE, &o, p, l, 4096);
+    ck_assert_str_eq(s.text, "a http://example.com/deep\n");
+    free(s.text);
+    free(p);
+}
+END_TEST
+
+START_TEST(ten_megabyte_attribute)
+{
+    size_t big = 10 * 1024 * 1024;
+    const char *head = "<a href=\"/before\"><a href=\"/";
+    const char *tail = "\">x</a><a href=\"/after\">";
+    size_t hl = strlen(head), tl = strlen(tail), len = hl + big + tl;
+    char *p = malloc(len);
+    ck_assert_ptr_nonnull(p);
+    memcpy(p, head, hl);
+    memset(p + hl, 'a', big);
+    memcpy(p + hl + big, tail, tl);
+    sieve_links_opts o = defaults();
+    o.report_errors = true;
+    sink s = run(PAGE, &o, p, len, 65536);
+    char want[256];
+    snprintf(want, sizeof want,
+             "a http://example.com/before\n"
+             "a !%d -\n"
+             "a http://example.com/after\n",
+             SIEVE_ETOOLONG);
+    ck_assert_str_eq(s.text, want);
+    ck_assert_uint_eq(s.st.trap, 1);
+    free(s.text);
+
+    /* With max_pending below the tag's size the page is abandoned after
+     * the links before it. */
+    o.max_pending = 1024 * 1024;
+    sink t = {0};
+    sieve_links *lx;
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, &t), SIEVE_OK);
+    int st = SIEVE_OK;
+    size_t off = 0;
+    for (; off < len && st == SIEVE_OK; off += 65536)
+        st = sieve_links_feed(lx, p + off, len - off < 65536 ? len - off : 65536);
+    ck_assert_int_eq(st, SIEVE_ETOOLONG);
+    ck_assert_uint_le(off, 2 * 1024 * 1024);
+    ck_assert_int_eq(sieve_links_feed(lx, "<a href=/z>", 11), SIEVE_ETOOLONG);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_ETOOLONG);
+    ck_assert_str_eq(t.text, "a http://example.com/before\n");
+    sieve_links_free(lx);
+    free(t.text);
+    free(p);
+}
+END_TEST
+
+/* A page that exercises every path above, for the chunking test. */
+static const char mixed[] =
+    "\xef\xbb\xbf<!DOCTYPE html><HTML><head><meta charset=utf-8><title>t &amp; t</title>"
+    "<base href=\"/base/\"></head><body>"
+    "<a href=\"rel\">r</a><A HREF=\"/Abs?x=1&amp;y=2#f\">a</A>"
+    "<a href=\"../up/./x\" rel=\"external NOFOLLOW\">n</a>"
+    "<a href=\"javascript:x()\">j</a><area href=//other.org/area>"
+    "<iframe src=\"https://example.com:443/if\"></iframe><frame src='fr'>"
+    "<!-- <a href=\"/comment\"> --><script>var s = '<a href=\"/no\">';</script>"
+    "<a href=\"/\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\">utf8</a>"
+    "<p>text with a multibyte \xe2\x82\xac sign and <b>bold<a href=\"x\" </b>"
+    "<a\thref\t=\t/tab>t</a><a href=\"  spaced  \">s</a></body></html>";
+
+START_TEST(chunked_feeding_is_equivalent)
+{
+    sieve_links_opts o = defaults();
+    o.follow_nofollow = true;
+    o.report_errors = true;
+    size_t len = sizeof mixed - 1;
+    sink whole = run(PAGE, &o, mixed, len, 0);
+    ck_assert_uint_ge(whole.st.found, 10);
+    ck_assert(strstr(whole.text, "a http://example.com/base/rel\n") != NULL);
+    ck_assert(strstr(whole.text, "a http://example.com/%C3%A9%E2%82%AC%F0%9F%98%80\n") != NULL);
+    ck_assert(strstr(whole.text, "comment") == NULL);
+    static const size_t steps[] = {1, 2, 3, 7, 13, 64, 100};
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        sink part = run(PAGE, &o, mixed, len, steps[i]);
+        ck_assert_msg(strcmp(part.text, whole.text) == 0, "step %zu:\n%s\nvs whole:\n%s", steps[i],
+                      part.text, whole.text);
+        ck_assert_uint_eq(part.st.found, whole.st.found);
+        ck_assert_uint_eq(part.st.passed, whole.st.passed);
+        free(part.text);
+    }
+    /* The 100,000-link page too, byte by byte over its first 200 links. */
+    size_t plen;
+    char *page = many_links_page(200, &plen);
+    sink a = run(PAGE, &o, page, plen, 0), b = run(PAGE, &o, page, plen, 1);
+    sink c = run(PAGE, &o, page, plen, 9);
+    ck_assert_str_eq(a.text, c.text);
+    free(c.text);
+    ck_assert_str_eq(a.text, b.text);
+    ck_assert_uint_eq(b.st.passed, 200);
+    free(a.text);
+    free(b.text);
+    free(page);
+    free(whole.text);
+}
+END_TEST
+
+START_TEST(api_contract)
+{
+    sieve_links_opts o = defaults();
+    sieve_links *lx;
+    sink s = {0};
+    ck_assert_int_eq(sieve_links_new(&lx, "mailto:x@example.com", &o, on_link, &s), SIEVE_ESCHEME);
+    ck_assert_ptr_null(lx);
+    ck_assert_int_eq(sieve_links_new(&lx, "dir/page", &o, on_link, &s), SIEVE_EURL);
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, NULL, on_link, &s), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, NULL, &s), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_links_new(NULL, PAGE, &o, on_link, &s), SIEVE_EINVAL);
+    o.canon = NULL;
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, &s), SIEVE_EINVAL);
+    o.canon = canon;
+    ck_assert_int_eq(sieve_links_new(&lx, "HTTP://Example.COM:80/a/../b#x", &o, on_link, &s),
+                     SIEVE_OK);
+    ck_assert_str_eq(sieve_links_page_url(lx), "http://example.com/b");
+    ck_assert_int_eq(sieve_links_feed(lx, NULL, 0), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_feed(lx, NULL, 5), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_links_feed(lx, "<a href=c>", 10), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_feed(lx, "<a href=d>", 10), SIEVE_ESTATE);
+    ck_assert_str_eq(s.text, "a http://example.com/c\n");
+    sieve_links_free(lx);
+    sieve_links_free(NULL);
+    free(s.text);
+
+    /* Freed before finishing: nothing leaks, nothing is delivered. */
+    s = (sink){0};
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, &s), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_feed(lx, "<a href=\"/x\"", 12), SIEVE_OK);
+    sieve_links_free(lx);
+    ck_assert_uint_eq(s.calls, 0);
+}
+END_TEST
+
+int main(void)
+{
+    setlocale(LC_CTYPE, "C.UTF-8");
+    sieve_links_global_init();
+    Suite *s = suite_create("links");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, relative_and_absolute_links);
+    tcase_add_test(tc, base_href_applies_to_later_links);
+    tcase_add_test(tc, nofollow_is_skipped_unless_asked);
+    tcase_add_test(tc, non_http_links_are_refused_and_counted);
+    tcase_add_test(tc, area_frame_and_iframe);
+    tcase_add_test(tc, uppercase_unquoted_and_entities);
+    tcase_add_test(tc, malformed_html);
+    tcase_add_test(tc, invalid_utf8_and_charsets);
+    tcase_add_test(tc, hundred_thousand_links);
+    tcase_add_test(tc, deep_nesting);
+    tcase_add_test(tc, ten_megabyte_attribute);
+    tcase_add_test(tc, chunked_feeding_is_equivalent);
+    tcase_add_test(tc, api_contract);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
