@@ -1,0 +1,493 @@
+/* test-crawl.c - `sieve crawl` against sieve-web, the bundled synthetic web,
+ * served on a free loopback port for each test.
+ *
+ * sieve-web knows every link it serves and prints, with --truth, the exact
+ * set of URLs a correct crawler requests from "/" under the default trap
+ * guards. These tests compare the crawler's records with that set. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char *web_bin, *sieve_bin;
+static char tmpdir[64];
+static pid_t web_pid;
+static unsigned port;
+static char base[64];
+
+enum { PAGES = 400 };
+
+/* ---- processes ---- */
+
+/* Runs argv with stdout and stderr sent to files (NULL: /dev/null);
+ * returns the pid. */
+static pid_t spawn(char *const argv[], const char *out, const char *err)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ck_assert_msg(rc == 0, "cannot run %s: %s", argv[0], strerror(rc));
+    return pid;
+}
+
+/* Exit status, or 128 + signal number. */
+static int wait_status(pid_t pid)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    ck_assert_msg(fp != NULL, "%s: %s", path, strerror(errno));
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    char *s = malloc((size_t)n + 1);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, fp), (size_t)n);
+    s[n] = '\0';
+    fclose(fp);
+    return s;
+}
+
+static void path_in_tmp(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "%s/%s", tmpdir, name);
+}
+
+static void start_web(void)
+{
+    web_bin = getenv("SIEVE_WEB");
+    sieve_bin = getenv("SIEVE_BIN");
+    ck_assert_msg(web_bin && sieve_bin, "SIEVE_WEB and SIEVE_BIN must name the programs");
+    strcpy(tmpdir, "/tmp/sieve-crawl-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    char portfile[128], pages[16];
+    path_in_tmp(portfile, sizeof portfile, "port");
+    snprintf(pages, sizeof pages, "%d", PAGES);
+    char *argv[] = {(char *)web_bin, "--port", "0",         "--port-file", portfile,
+                    "--pages",       pages,    "--drip-ms", "300",         NULL};
+    web_pid = spawn(argv, NULL, NULL);
+    for (int i = 0; i < 500 && port == 0; i++) {
+        FILE *fp = fopen(portfile, "r");
+        if (fp != NULL) {
+            if (fscanf(fp, "%u", &port) != 1)
+                port = 0;
+            fclose(fp);
+        }
+        if (port == 0)
+            usleep(10000);
+    }
+    ck_assert_msg(port != 0, "sieve-web did not start");
+    snprintf(base, sizeof base, "http://127.0.0.1:%u/", port);
+}
+
+static void stop_web(void)
+{
+    if (web_pid > 0) {
+        kill(web_pid, SIGTERM);
+        wait_status(web_pid);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    port = 0;
+}
+
+/* ---- URL sets ---- */
+
+typedef struct urlset {
+    char **url;
+    size_t n;
+} urlset;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void urlset_add(urlset *s, const char *u, size_t len)
+{
+    s->url = realloc(s->url, (s->n + 1) * sizeof *s->url);
+    s->url[s->n++] = strndup(u, len);
+}
+
+static void urlset_sort(urlset *s)
+{
+    qsort(s->url, s->n, sizeof *s->url, cmp_str);
+}
+
+static void urlset_free(urlset *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->url[i]);
+    free(s->url);
+}
+
+static urlset truth(void)
+{
+    char out[128], portarg[16], pages[16];
+    path_in_tmp(out, sizeof out, "truth.txt");
+    snprintf(portarg, sizeof portarg, "%u", port);
+    snprintf(pages, sizeof pages, "%d", PAGES);
+    char *argv[] = {(char *)web_bin, "--truth", "--port", portarg, "--pages", pages, NULL};
+    ck_assert_int_eq(wait_status(spawn(argv, out, NULL)), 0);
+    char *text = slurp(out);
+    urlset s = {0};
+    for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n"))
+        urlset_add(&s, line, strlen(line));
+    free(text);
+    urlset_sort(&s);
+    ck_assert_uint_gt(s.n, PAGES);
+    return s;
+}
+
+/* The value of "key":"..." or "key":number in a JSON line we wrote. */
+static int field(const char *line, const char *key, char *out, size_t cap)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(line, pat);
+    if (p == NULL)
+        return -1;
+    p += strlen(pat);
+    size_t n;
+    if (*p == '"') {
+        p++;
+        n = strcspn(p, "\"");
+    } else {
+        n = strcspn(p, ",}");
+    }
+    if (n >= cap)
+        return -1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* ---- running the crawler ---- */
+
+typedef struct crawl_run {
+    int status;
+    char *records; /* the JSON Lines output */
+    char *log;     /* stderr */
+    urlset fetched;
+} crawl_run;
+
+/* Runs sieve crawl with test-friendly timeouts and the extra arguments,
+ * seeded with the web's entry page. */
+static crawl_run crawl(const char *const *extra)
+{
+    char out[128], err[128];
+    path_in_tmp(out, sizeof out, "records.jsonl");
+    path_in_tmp(err, sizeof err, "stderr.txt");
+    char *argv[64] = {(char *)sieve_bin, "crawl", "--quiet",     "-o",     out,
+                      "--timeout",       "4",     "--low-speed", "1000,1", "--max-page-bytes",
+                      "8000000"};
+    int n = 11;
+    for (; extra != NULL && *extra != NULL; extra++)
+        argv[n++] = (char *)*extra;
+    argv[n++] = base;
+    argv[n] = NULL;
+    crawl_run r = {.status = wait_status(spawn(argv, NULL, err))};
+    r.records = slurp(out);
+    r.log = slurp(err);
+    char *copy = strdup(r.records);
+    for (char *line = strtok(copy, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        char url[4096];
+        ck_assert_msg(field(line, "url", url, sizeof url) == 0, "record without url: %s", line);
+        urlset_add(&r.fetched, url, strlen(url));
+    }
+    free(copy);
+    urlset_sort(&r.fetched);
+    return r;
+}
+
+static void crawl_run_free(crawl_run *r)
+{
+    free(r->records);
+    free(r->log);
+    urlset_free(&r->fetched);
+}
+
+/* The record of url, copied into buf. */
+static int record_of(const crawl_run *r, const char *url, char *buf, size_t cap)
+{
+    char pat[512];
+    snprintf(pat, sizeof pat, "{\"url\":\"%s\"", url);
+    const char *p = strstr(r->records, pat);
+    if (p == NULL)
+        return -1;
+    size_t n = strcspn(p, "\n");
+    if (n >= cap)
+        return -1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return 0;
+}
+
+static void assert_same_sets(const urlset *want, const urlset *got)
+{
+    size_t i = 0, j = 0, shown = 0;
+    while (i < want->n || j < got->n) {
+        int c = i == want->n ? 1 : j == got->n ? -1 : strcmp(want->url[i], got->url[j]);
+        if (c == 0) {
+            ck_assert_msg(j + 1 == got->n || strcmp(got->url[j], got->url[j + 1]) != 0,
+                          "fetched twice: %s", got->url[j]);
+            i++, j++;
+            continue;
+        }
+        if (shown++ < 10)
+            fprintf(stderr, "%s %s\n",
+                    c < 0 ? "missing:" : "extra:  ", c < 0 ? want->url[i] : got->url[j]);
+        c < 0 ? i++ : j++;
+    }
+    ck_assert_msg(shown == 0, "%zu differences between the crawl and the ground truth", shown);
+    ck_assert_uint_eq(want->n, got->n);
+}
+
+/* ---- tests ---- */
+
+START_TEST(exact_seen_set_fetches_exactly_the_ground_truth)
+{
+    urlset want = truth();
+    const char *args[] = {"--seen", "exact", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
+    assert_same_sets(&want, &r.fetched);
+    ck_assert_ptr_nonnull(strstr(r.log, "crawl done"));
+    urlset_free(&want);
+    crawl_run_free(&r);
+}
+END_TEST
+
+START_TEST(bloom_at_one_in_a_million_fetches_exactly_the_ground_truth)
+{
+    urlset want = truth();
+    const char *args[] = {"--seen", "bloom", "--fp-rate", "1e-6", "--capacity", "200000", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
+    assert_same_sets(&want, &r.fetched);
+    urlset_free(&want);
+    crawl_run_free(&r);
+}
+END_TEST
+
+/* Each hostile page ends as a record with a clear error or a bounded
+ * result, and the crawl still completes. */
+START_TEST(hostile_pages_end_with_clear_records)
+{
+    const char *args[] = {"--seen", "exact", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
+    char url[256], rec[8192], v[256];
+    struct {
+        const char *path;
+        const char *error; /* substring of the error, or NULL for none */
+    } cases[] = {
+        {"hostile/endless.html", "byte limit"},
+        {"hostile/huge.html", "byte limit"},
+        {"hostile/slow.html", "slow"},
+        {"hostile/malformed.html", NULL},
+        {"hostile/bad-utf8.html", NULL},
+        {"hostile/gzip.html", NULL},
+        {"hostile/many.html", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(url, sizeof url, "%s%s", base, cases[i].path);
+        ck_assert_msg(record_of(&r, url, rec, sizeof rec) == 0, "no record of %s", url);
+        ck_assert_int_eq(field(rec, "error", v, sizeof v), 0);
+        if (cases[i].error != NULL)
+            ck_assert_msg(strstr(v, cases[i].error) != NULL, "%s: error '%s'", url, v);
+        else
+            ck_assert_msg(strcmp(v, "null") == 0, "%s: %s", url, rec);
+        ck_assert_int_eq(field(rec, "bytes", v, sizeof v), 0);
+        ck_assert_uint_le(strtoull(v, NULL, 10), 8000000);
+    }
+    /* the page with 100,000 links: every one of them seen */
+    snprintf(url, sizeof url, "%shostile/many.html", base);
+    record_of(&r, url, rec, sizeof rec);
+    field(rec, "links_found", v, sizeof v);
+    ck_assert_str_eq(v, "100000");
+    crawl_run_free(&r);
+}
+END_TEST
+
+START_TEST(max_depth_is_honoured)
+{
+    const char *args[] = {"--seen", "exact", "--max-depth", "1", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_int_eq(r.status, 0);
+    char *copy = strdup(r.records);
+    size_t n = 0;
+    for (char *line = strtok(copy, "\n"); line != NULL; line = strtok(NULL, "\n"), n++) {
+        char v[32];
+        ck_assert_int_eq(field(line, "depth", v, sizeof v), 0);
+        ck_assert_int_le(atoi(v), 1);
+    }
+    free(copy);
+    ck_assert_uint_gt(n, 2);
+    ck_assert_uint_lt(n, PAGES);
+    crawl_run_free(&r);
+}
+END_TEST
+
+START_TEST(max_pages_is_honoured)
+{
+    const char *args[] = {"--max-pages", "25", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_uint_eq(r.fetched.n, 25);
+    ck_assert_ptr_nonnull(strstr(r.log, "page limit reached"));
+    crawl_run_free(&r);
+}
+END_TEST
+
+START_TEST(deny_and_allow_expressions_are_honoured)
+{
+    const char *args[] = {"--seen",           "exact", "--deny", "/p/[0-9]*5\\.html$", "--allow",
+                          "/(p|hostile)/|/$", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_uint_gt(r.fetched.n, 10);
+    for (size_t i = 0; i < r.fetched.n; i++) {
+        const char *u = r.fetched.url[i];
+        size_t len = strlen(u);
+        ck_assert_msg(!(len > 6 && strcmp(u + len - 6, "5.html") == 0 && strstr(u, "/p/")),
+                      "denied URL fetched: %s", u);
+        ck_assert_msg(strstr(u, "/p/") || strstr(u, "/hostile/") || u[len - 1] == '/',
+                      "URL outside --allow fetched: %s", u);
+    }
+    crawl_run_free(&r);
+}
+END_TEST
+
+START_TEST(per_host_cap_is_honoured)
+{
+    const char *args[] = {"--max-pages-per-host", "30", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_int_eq(r.status, 0);
+    /* the seed itself is not counted: seeds are never refused */
+    ck_assert_uint_le(r.fetched.n, 31);
+    ck_assert_uint_ge(r.fetched.n, 30);
+    crawl_run_free(&r);
+}
+END_TEST
+
+START_TEST(capacity_warning_reaches_the_log)
+{
+    const char *args[] = {"--capacity", "100", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_int_eq(r.status, 0);
+    const char *w = strstr(r.log, "passed its capacity 100");
+    ck_assert_msg(w != NULL, "no capacity warning in: %s", r.log);
+    crawl_run_free(&r);
+}
+END_TEST
+
+START_TEST(sigint_stops_the_crawl_cleanly)
+{
+    char out[128], err[128];
+    path_in_tmp(out, sizeof out, "records.jsonl");
+    path_in_tmp(err, sizeof err, "stderr.txt");
+    /* one worker, one transfer at a time, against the slow page: the crawl
+     * is certainly still running when the signal comes */
+    char slow[128];
+    snprintf(slow, sizeof slow, "%shostile/slow.html", base);
+    char *argv[] = {
+        (char *)sieve_bin, "crawl", "-q", "-w", "1", "-c", "1", "-o", out, slow, base, NULL};
+    pid_t pid = spawn(argv, NULL, err);
+    usleep(500 * 1000);
+    kill(pid, SIGINT);
+    int status = wait_status(pid);
+    ck_assert_int_eq(status, 128 + SIGINT);
+    char *log = slurp(err);
+    ck_assert_msg(strstr(log, "interrupted") != NULL, "%s", log);
+    free(log);
+}
+END_TEST
+
+START_TEST(bad_arguments_and_seeds_get_clear_errors)
+{
+    char err[128], seeds[128];
+    path_in_tmp(err, sizeof err, "stderr.txt");
+    path_in_tmp(seeds, sizeof seeds, "seeds.txt");
+    char *bad[][6] = {
+        {(char *)sieve_bin, "crawl", NULL},
+        {(char *)sieve_bin, "crawl", "--workers", "0", base, NULL},
+        {(char *)sieve_bin, "crawl", "--fp-rate", "2", base, NULL},
+        {(char *)sieve_bin, "crawl", "--seen", "maybe", base, NULL},
+        {(char *)sieve_bin, "crawl", "--deny", "(", base, NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int st = wait_status(spawn(bad[i], NULL, err));
+        char *log = slurp(err);
+        ck_assert_msg(st == 2, "case %zu: exit %d, %s", i, st, log);
+        ck_assert_msg(strstr(log, "sieve crawl:") != NULL, "case %zu: %s", i, log);
+        free(log);
+    }
+    /* a seed file with bad lines: each reported with its line, the good one crawled */
+    FILE *fp = fopen(seeds, "w");
+    fprintf(fp, "# seeds\n\nnot a url\nmailto:someone@example.org\n%shostile/gzip.html\n", base);
+    fclose(fp);
+    char out[128];
+    path_in_tmp(out, sizeof out, "records.jsonl");
+    char *argv[] = {(char *)sieve_bin, "crawl", "-q", "--max-pages", "1", "-o", out, seeds, NULL};
+    int st = wait_status(spawn(argv, NULL, err));
+    char *log = slurp(err);
+    ck_assert_msg(st == 0, "exit %d: %s", st, log);
+    char where[160];
+    snprintf(where, sizeof where, "%s:3:", seeds);
+    ck_assert_msg(strstr(log, where) != NULL, "%s", log);
+    snprintf(where, sizeof where, "%s:4:", seeds);
+    ck_assert_msg(strstr(log, where) != NULL, "%s", log);
+    free(log);
+    char *records = slurp(out);
+    ck_assert_ptr_nonnull(strstr(records, "hostile/gzip.html"));
+    free(records);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("crawl");
+    TCase *tc = tcase_create("local web");
+    tcase_add_checked_fixture(tc, start_web, stop_web);
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, exact_seen_set_fetches_exactly_the_ground_truth);
+    tcase_add_test(tc, bloom_at_one_in_a_million_fetches_exactly_the_ground_truth);
+    tcase_add_test(tc, hostile_pages_end_with_clear_records);
+    tcase_add_test(tc, max_depth_is_honoured);
+    tcase_add_test(tc, max_pages_is_honoured);
+    tcase_add_test(tc, deny_and_allow_expressions_are_honoured);
+    tcase_add_test(tc, per_host_cap_is_honoured);
+    tcase_add_test(tc, capacity_warning_reaches_the_log);
+    tcase_add_test(tc, sigint_stops_the_crawl_cleanly);
+    tcase_add_test(tc, bad_arguments_and_seeds_get_clear_errors);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
