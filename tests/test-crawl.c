@@ -202,7 +202,7 @@ static crawl_run crawl(const char *const *extra)
     path_in_tmp(out, sizeof out, "records.jsonl");
     path_in_tmp(err, sizeof err, "stderr.txt");
     char *argv[64] = {(char *)sieve_bin, "crawl", "--quiet",     "-o",     out,
-                      "--timeout",       "4",     "--low-speed", "1000,1", "--max-page-bytes",
+                      "--timeout",       "30",    "--low-speed", "1000,2", "--max-page-bytes",
                       "8000000"};
     int n = 11;
     for (; extra != NULL && *extra != NULL; extra++)

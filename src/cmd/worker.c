@@ -310,7 +310,11 @@ static void finish(worker *w, xfer *x, CURLcode result)
     char *ct = NULL;
     curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
     if (x->lx != NULL) {
-        if (x->parse_rc == SIEVE_OK)
+        /* A body cut short may end inside a tag; finishing would read that
+         * tag as libxml2 recovers it, and "/many/1.html" cut after "/m"
+         * would become a link to "/m". Links already delivered came from
+         * complete tags, so only a complete body is finished. */
+        if (x->parse_rc == SIEVE_OK && result == CURLE_OK && x->fail == NULL)
             x->parse_rc = sieve_links_finish(x->lx);
         sieve_links_stats st;
         sieve_links_stats_get(x->lx, &st);
