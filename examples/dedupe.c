@@ -24,7 +24,7 @@ static void drain(sieve_frontier *f, char *buf, size_t cap)
     while (sieve_frontier_pop(f, buf, cap, &u, 0) == SIEVE_OK) {
         fwrite(u.url, 1, u.len, stdout);
         fputc('\n', stdout);
-        sieve_frontier_done(f);
+        sieve_frontier_done(f, &u);
     }
 }
 

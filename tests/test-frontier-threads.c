@@ -5,6 +5,7 @@
  * woken), not how fast it goes. */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,7 @@ static long push_overlapping(sieve_frontier *f)
         ck_assert_msg(popped[i] == 0, "URL %ld enqueued twice", i);
         popped[i] = 1;
         n++;
-        sieve_frontier_done(f);
+        sieve_frontier_done(f, &u);
     }
     free(popped);
     ck_assert_int_eq(n, enqueued);
@@ -163,7 +164,7 @@ static void *worker(void *arg)
             links[j] = (sieve_url){.url = store[j], .len = (size_t)n, .depth = u.depth + 1};
         }
         ck_assert_int_ge(sieve_frontier_push_batch(c->f, links, 3, NULL), 0);
-        ck_assert_int_eq(sieve_frontier_done(c->f), SIEVE_OK);
+        ck_assert_int_eq(sieve_frontier_done(c->f, &u), SIEVE_OK);
     }
     ck_assert_int_eq(rc, SIEVE_EDRAINED);
     return NULL;
@@ -190,6 +191,77 @@ START_TEST(workers_detect_the_end_of_the_crawl)
     pthread_mutex_destroy(&c.visits_lock);
     free(c.visits);
     sieve_frontier_free(c.f);
+}
+END_TEST
+
+/* The same crawl with per-host scheduling: no host ever has more than
+ * max_conns URLs in flight, and still every page is handled once. */
+enum { HOSTS = 40, MAX_CONNS = 2 };
+
+typedef struct polite_crawl {
+    sieve_frontier *f;
+    atomic_int in_flight[HOSTS];
+    atomic_int worst;
+    atomic_int visits[PAGES];
+} polite_crawl;
+
+static void *polite_worker(void *arg)
+{
+    polite_crawl *c = arg;
+    char buf[128];
+    sieve_url u;
+    int rc;
+    while ((rc = sieve_frontier_pop(c->f, buf, sizeof buf, &u, -1)) == SIEVE_OK) {
+        long i = parse_url(u.url);
+        int host = (int)(i % 101 % HOSTS);
+        int now = atomic_fetch_add(&c->in_flight[host], 1) + 1;
+        int worst = atomic_load(&c->worst);
+        while (now > worst && !atomic_compare_exchange_weak(&c->worst, &worst, now))
+            ;
+        atomic_fetch_add(&c->visits[i], 1);
+        char store[3][64];
+        sieve_url links[3];
+        long to[3] = {(2 * i + 1) % PAGES, (2 * i + 2) % PAGES, (i * 7919 + 13) % PAGES};
+        for (int j = 0; j < 3; j++) {
+            int n = snprintf(store[j], sizeof store[j], "http://host%ld.test/page/%ld",
+                             to[j] % 101 % HOSTS, to[j]);
+            links[j] = (sieve_url){.url = store[j], .len = (size_t)n, .depth = u.depth + 1};
+        }
+        ck_assert_int_ge(sieve_frontier_push_batch(c->f, links, 3, NULL), 0);
+        atomic_fetch_sub(&c->in_flight[host], 1);
+        ck_assert_int_eq(sieve_frontier_done(c->f, &u), SIEVE_OK);
+    }
+    ck_assert_int_eq(rc, SIEVE_EDRAINED);
+    return NULL;
+}
+
+START_TEST(per_host_limits_hold_under_many_threads)
+{
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    cfg.politeness.enabled = true;
+    cfg.politeness.max_conns = MAX_CONNS;
+    cfg.politeness.delay_s = 0;
+    polite_crawl *c = calloc(1, sizeof *c);
+    ck_assert_int_eq(sieve_frontier_new(&c->f, &cfg), SIEVE_OK);
+    const char *seed = "http://host0.test/page/0";
+    ck_assert_int_eq(sieve_frontier_push(c->f, seed, strlen(seed), 0), SIEVE_OK);
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++)
+        pthread_create(&th[t], NULL, polite_worker, c);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    for (long i = 0; i < PAGES; i++)
+        ck_assert_msg(atomic_load(&c->visits[i]) == 1, "page %ld visited %d times", i,
+                      atomic_load(&c->visits[i]));
+    ck_assert_int_le(atomic_load(&c->worst), MAX_CONNS);
+    ck_assert_int_ge(atomic_load(&c->worst), 1);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(c->f, &st);
+    ck_assert_uint_eq(st.hosts, HOSTS);
+    sieve_frontier_free(c->f);
+    free(c);
 }
 END_TEST
 
@@ -239,6 +311,7 @@ int main(void)
     tcase_add_test(tc, exact_set_enqueues_each_url_exactly_once);
     tcase_add_test(tc, bloom_enqueues_each_url_at_most_once);
     tcase_add_test(tc, workers_detect_the_end_of_the_crawl);
+    tcase_add_test(tc, per_host_limits_hold_under_many_threads);
     tcase_add_test(tc, close_wakes_every_blocked_pop);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -59,9 +59,9 @@ START_TEST(push_then_pop_is_fifo_with_depth)
     /* Two URLs in flight and none queued: not over yet. */
     ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_EAGAIN);
     ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 20), SIEVE_ETIMEDOUT);
-    ck_assert_int_eq(sieve_frontier_done(f), SIEVE_OK);
-    ck_assert_int_eq(sieve_frontier_done(f), SIEVE_OK);
-    ck_assert_int_eq(sieve_frontier_done(f), SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_ESTATE);
     ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, -1), SIEVE_EDRAINED);
     sieve_frontier_stats st;
     sieve_frontier_stats_get(f, &st);

@@ -22,6 +22,7 @@
 #ifndef SIEVE_FRONTIER_H
 #define SIEVE_FRONTIER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,12 +40,27 @@ typedef struct sieve_url {
     const char *url;
     size_t len;
     uint32_t depth;
+    uint32_t host; /* set by pop(): which host's slot done() frees */
 } sieve_url;
+
+/* Per-host scheduling. When enabled, every host (an authority, so each
+ * port is its own host) has its own queue in discovery order; pop() returns
+ * the oldest URL of a host that has fewer than max_conns URLs in flight and
+ * whose last request started at least its delay ago, and waits (within its
+ * timeout) when no host is ready. A slow or unreachable host holds only its
+ * own URLs back. */
+typedef struct sieve_politeness {
+    bool enabled;       /* default false: one FIFO for every host */
+    unsigned max_conns; /* URLs of one host in flight at once; default 2 */
+    double delay_s;     /* seconds between two request starts to a host; default 1 */
+    double max_delay_s; /* cap on a host's own delay (robots.txt Crawl-delay); default 30 */
+} sieve_politeness;
 
 typedef struct sieve_frontier_config {
     sieve_seen_config seen; /* the seen-set; see sieve/seen.h for defaults */
     size_t max_url_len;     /* longer URLs are refused; default 8192 */
     sieve_logger logger;    /* default: stderr at SIEVE_LOG_WARN */
+    sieve_politeness politeness;
 } sieve_frontier_config;
 
 typedef struct sieve_frontier_stats {
@@ -61,6 +77,7 @@ typedef struct sieve_frontier_stats {
     double est_count;     /* seen-set's estimated count */
     double est_fp_rate;   /* seen-set's estimated false-positive rate */
     unsigned layers;      /* Bloom layers (grow policy), 0 for exact */
+    uint64_t hosts;       /* hosts known to the per-host scheduler */
     int closed;           /* close() was called */
 } sieve_frontier_stats;
 
@@ -102,10 +119,18 @@ int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len);
  * done(). Thread-safe. */
 int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out, int timeout_ms);
 
-/* Reports that a popped URL has been handled (its links pushed). Push a
+/* Reports that the URL u, filled by pop(), has been handled (its links
+ * pushed); with per-host scheduling this frees its host's slot. Push a
  * page's links before calling done() for it, or the crawl may be judged
- * over too early. SIEVE_ESTATE if no URL is in flight. Thread-safe. */
-int sieve_frontier_done(sieve_frontier *f);
+ * over too early. SIEVE_ESTATE if no URL (of u's host) is in flight.
+ * Thread-safe. */
+int sieve_frontier_done(sieve_frontier *f, const sieve_url *u);
+
+/* Sets the delay between request starts for one host (host is the
+ * authority, "name" or "name:port", len bytes), e.g. from robots.txt's
+ * Crawl-delay; capped at politeness.max_delay_s. SIEVE_ESTATE without
+ * per-host scheduling, SIEVE_EINVAL for a negative delay. Thread-safe. */
+int sieve_frontier_set_host_delay(sieve_frontier *f, const char *host, size_t len, double delay_s);
 
 /* Closes the frontier: every blocked pop() and every later pop() returns
  * SIEVE_ECLOSED. Queued URLs stay queued. Idempotent. Thread-safe. */

@@ -35,6 +35,7 @@ typedef struct xfer {
     CURL *easy;
     int busy;
     char url[CRAWL_URL_MAX + 1];
+    sieve_url popped; /* as the frontier gave it, for done() */
     uint32_t depth, hops;
     struct timespec start;
     char errbuf[CURL_ERROR_SIZE];
@@ -263,6 +264,8 @@ static void start(worker *w, const sieve_url *u)
 {
     xfer *x = free_slot(w);
     memcpy(x->url, u->url, u->len + 1);
+    x->popped = *u;
+    x->popped.url = x->url;
     x->depth = u->depth & CRAWL_DEPTH_MASK;
     x->hops = u->depth >> CRAWL_HOPS_SHIFT;
     x->busy = 1;
@@ -357,7 +360,7 @@ static void finish(worker *w, xfer *x, CURLcode result)
     if (error != NULL)
         atomic_fetch_add(&c->n.errors, 1);
     x->busy = 0;
-    sieve_frontier_done(c->frontier);
+    sieve_frontier_done(c->frontier, &x->popped);
 }
 
 /* Takes URLs from the frontier into free slots. Blocks only when nothing

@@ -10,7 +10,10 @@
  *
  * Sizes. A regular chunk is SIEVE_FIFO_CHUNK bytes including its header;
  * at a typical URL length that is several hundred entries per malloc, and
- * the per-entry overhead is 5 to 7 bytes. An entry too large for a regular
+ * the per-entry overhead is 5 to 7 bytes. A new queue starts with a chunk
+ * of FIRST_CHUNK bytes and doubles up to the regular size, so the many
+ * short queues of a per-host scheduler (one per host) cost a few hundred
+ * bytes each, not 64 KiB. An entry too large for a regular
  * chunk gets a chunk allocated to its exact size, so a huge entry costs no
  * more than itself and never forces a regular chunk to grow.
  *
@@ -43,12 +46,14 @@ struct sieve_fifo {
     struct fifo_chunk *head;
     struct fifo_chunk *tail;
     struct fifo_chunk *spare; /* a drained regular chunk kept for reuse */
+    size_t grow_cap;          /* capacity of the next chunk, until regular */
     uint64_t length;
     uint64_t bytes; /* allocated size of every chunk, spare included */
 };
 
 #define CHUNK_HEADER offsetof(struct fifo_chunk, data)
 #define REGULAR_CAP  (SIEVE_FIFO_CHUNK - CHUNK_HEADER)
+#define FIRST_CHUNK  256
 
 static size_t varint_len(size_t v)
 {
@@ -112,7 +117,15 @@ static struct fifo_chunk *chunk_get(sieve_fifo *q, size_t need)
         q->spare = NULL;
         return c;
     }
-    size_t cap = need <= REGULAR_CAP ? REGULAR_CAP : need;
+    size_t cap = need;
+    if (need <= REGULAR_CAP) {
+        if (q->grow_cap == 0)
+            q->grow_cap = FIRST_CHUNK - CHUNK_HEADER;
+        while (q->grow_cap < need)
+            q->grow_cap = q->grow_cap * 2 + CHUNK_HEADER;
+        cap = q->grow_cap < REGULAR_CAP ? q->grow_cap : REGULAR_CAP;
+        q->grow_cap = cap * 2 + CHUNK_HEADER;
+    }
     struct fifo_chunk *c = malloc(CHUNK_HEADER + cap);
     if (c == NULL)
         return NULL;

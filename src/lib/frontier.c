@@ -21,11 +21,13 @@
  * warning and doubles the threshold. Messages are formatted and emitted
  * after the lock is released, so a slow log sink never stalls a push. */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "hosts.h"
 #include "sieve/fifo.h"
 #include "sieve/frontier.h"
 #include "sieve/hashset.h"
@@ -39,7 +41,8 @@ struct sieve_frontier {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     sieve_seen *seen;
-    sieve_fifo *queue;
+    sieve_fifo *queue;  /* the queue, without per-host scheduling */
+    sieve_hosts *hosts; /* per-host queues, with it */
     size_t max_url_len;
     sieve_logger logger;
     double warn_at;  /* next estimated count that triggers a warning */
@@ -63,12 +66,17 @@ void sieve_frontier_config_init(sieve_frontier_config *cfg)
     sieve_seen_config_init(&cfg->seen);
     cfg->max_url_len = 8192;
     cfg->logger = sieve_logger_default();
+    cfg->politeness =
+        (sieve_politeness){.enabled = false, .max_conns = 2, .delay_s = 1.0, .max_delay_s = 30.0};
 }
 
 int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
 {
     if (out == NULL || cfg == NULL || cfg->max_url_len == 0 ||
         cfg->max_url_len > SIEVE_HASHSET_KEY_MAX)
+        return SIEVE_EINVAL;
+    const sieve_politeness *pol = &cfg->politeness;
+    if (pol->enabled && (pol->max_conns == 0 || !(pol->delay_s >= 0) || !(pol->max_delay_s >= 0)))
         return SIEVE_EINVAL;
     sieve_frontier *f = calloc(1, sizeof *f);
     if (f == NULL)
@@ -77,6 +85,8 @@ int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
     if (rc != SIEVE_OK)
         goto fail;
     rc = sieve_fifo_new(&f->queue);
+    if (rc == SIEVE_OK && cfg->politeness.enabled)
+        rc = hosts_new(&f->hosts, &cfg->politeness);
     if (rc != SIEVE_OK)
         goto fail;
     pthread_condattr_t ca;
@@ -93,6 +103,7 @@ int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
     *out = f;
     return SIEVE_OK;
 fail:
+    sieve_fifo_free(f->queue);
     sieve_seen_free(f->seen);
     free(f);
     return rc;
@@ -104,6 +115,7 @@ void sieve_frontier_free(sieve_frontier *f)
         return;
     pthread_cond_destroy(&f->wake);
     pthread_mutex_destroy(&f->lock);
+    hosts_free(f->hosts);
     sieve_fifo_free(f->queue);
     sieve_seen_free(f->seen);
     free(f);
@@ -138,13 +150,14 @@ static int check_url(const sieve_frontier *f, const char *url, size_t len)
 }
 
 /* Enqueue-then-mark, under the lock. See the header comment for the order. */
-static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h)
+static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now)
 {
     if (sieve_seen_contains_hashed(f->seen, u->url, u->len, h)) {
         f->st.seen++;
         return SIEVE_SEEN;
     }
-    int rc = sieve_fifo_push(f->queue, u->url, u->len, u->depth);
+    int rc = f->hosts != NULL ? hosts_push(f->hosts, u->url, u->len, u->depth, now)
+                              : sieve_fifo_push(f->queue, u->url, u->len, u->depth);
     if (rc != SIEVE_OK)
         return rc;
     rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
@@ -206,6 +219,13 @@ int sieve_frontier_push(sieve_frontier *f, const char *url, size_t len, uint32_t
     return rc < 0 ? rc : result;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Validates and hashes urls[0..n) outside the lock. */
 static void prepare(const sieve_frontier *f, const sieve_url *urls, size_t n, int *status,
                     sieve_hash *hash)
@@ -226,6 +246,7 @@ static uint64_t push_step(sieve_frontier *f, const sieve_url *urls, size_t n, in
     prepare(f, urls, n, status, hash);
     pending_log pl = {0};
     uint64_t added = 0;
+    double now = f->hosts != NULL ? now_s() : 0;
     pthread_mutex_lock(&f->lock);
     for (size_t i = 0; i < n; i++)
         if (status[i] == SIEVE_OK)
@@ -236,7 +257,7 @@ static uint64_t push_step(sieve_frontier *f, const sieve_url *urls, size_t n, in
             f->st.invalid++;
             continue;
         }
-        status[i] = offer_locked(f, &urls[i], hash[i]);
+        status[i] = offer_locked(f, &urls[i], hash[i], now);
         if (status[i] == SIEVE_OK)
             added++;
         else if (status[i] == SIEVE_ENOMEM)
@@ -277,17 +298,21 @@ int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len)
     return rc;
 }
 
-static int drained_locked(const sieve_frontier *f)
+static uint64_t queued_locked(const sieve_frontier *f)
 {
-    return sieve_fifo_length(f->queue) == 0 && f->st.in_flight == 0;
+    return f->hosts != NULL ? hosts_queued(f->hosts) : sieve_fifo_length(f->queue);
 }
 
-static struct timespec deadline_after(int timeout_ms)
+static int drained_locked(const sieve_frontier *f)
+{
+    return queued_locked(f) == 0 && f->st.in_flight == 0;
+}
+
+static struct timespec timespec_of(double t)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
     if (ts.tv_nsec >= 1000000000L) {
         ts.tv_sec++;
         ts.tv_nsec -= 1000000000L;
@@ -295,64 +320,101 @@ static struct timespec deadline_after(int timeout_ms)
     return ts;
 }
 
-/* Waits until there is a URL to take; returns SIEVE_OK or why not. */
-static int wait_for_url_locked(sieve_frontier *f, int timeout_ms)
+/* Takes the next URL if one may be fetched now. Without per-host
+ * scheduling that is the oldest URL; with it, the oldest URL of the host
+ * that has been ready longest. On SIEVE_EAGAIN, *next_ready says when a
+ * URL will be ready (+inf: not until a push or a done()). */
+static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sieve_url *out,
+                       double *next_ready)
 {
-    struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
-    for (;;) {
-        if (f->st.closed)
-            return SIEVE_ECLOSED;
-        if (sieve_fifo_length(f->queue) > 0)
-            return SIEVE_OK;
-        if (drained_locked(f))
-            return SIEVE_EDRAINED;
-        if (timeout_ms == 0)
-            return SIEVE_EAGAIN;
-        f->waiters++;
-        int err = timeout_ms < 0 ? pthread_cond_wait(&f->wake, &f->lock)
-                                 : pthread_cond_timedwait(&f->wake, &f->lock, &deadline);
-        f->waiters--;
-        if (err == ETIMEDOUT && sieve_fifo_length(f->queue) == 0 && !f->st.closed &&
-            !drained_locked(f))
-            return SIEVE_ETIMEDOUT;
+    size_t len;
+    uint32_t tag, host = 0;
+    int rc;
+    /* One byte is kept back for the terminating NUL. */
+    if (f->hosts != NULL) {
+        rc = hosts_pop(f->hosts, now, buf, cap - 1, &len, &tag, &host, next_ready);
+    } else {
+        rc = sieve_fifo_pop(f->queue, buf, cap - 1, &len, &tag);
+        *next_ready = 1.0 / 0.0;
     }
+    if (rc != SIEVE_OK)
+        return rc;
+    buf[len] = '\0';
+    *out = (sieve_url){.url = buf, .len = len, .depth = tag, .host = host};
+    f->st.popped++;
+    f->st.in_flight++;
+    return SIEVE_OK;
 }
 
 int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out, int timeout_ms)
 {
     if (f == NULL || buf == NULL || out == NULL || cap == 0)
         return SIEVE_EINVAL;
+    double deadline = timeout_ms > 0 ? now_s() + timeout_ms / 1e3 : 0;
+    int rc;
     pthread_mutex_lock(&f->lock);
-    int rc = wait_for_url_locked(f, timeout_ms);
-    if (rc == SIEVE_OK) {
-        size_t len;
-        uint32_t depth;
-        /* One byte is kept back for the terminating NUL. */
-        rc = sieve_fifo_pop(f->queue, buf, cap - 1, &len, &depth);
-        if (rc == SIEVE_OK) {
-            buf[len] = '\0';
-            *out = (sieve_url){.url = buf, .len = len, .depth = depth};
-            f->st.popped++;
-            f->st.in_flight++;
+    for (;;) {
+        if (f->st.closed) {
+            rc = SIEVE_ECLOSED;
+            break;
         }
+        double now = now_s(), next_ready;
+        rc = take_locked(f, now, buf, cap, out, &next_ready);
+        if (rc != SIEVE_EAGAIN)
+            break;
+        if (drained_locked(f)) {
+            rc = SIEVE_EDRAINED;
+            break;
+        }
+        if (timeout_ms == 0)
+            break;
+        if (timeout_ms > 0 && now >= deadline) {
+            rc = SIEVE_ETIMEDOUT;
+            break;
+        }
+        double wake_at = timeout_ms > 0 && deadline < next_ready ? deadline : next_ready;
+        f->waiters++;
+        if (isinf(wake_at)) {
+            pthread_cond_wait(&f->wake, &f->lock);
+        } else {
+            struct timespec ts = timespec_of(wake_at);
+            pthread_cond_timedwait(&f->wake, &f->lock, &ts);
+        }
+        f->waiters--;
     }
     pthread_mutex_unlock(&f->lock);
     return rc;
 }
 
-int sieve_frontier_done(sieve_frontier *f)
+int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
 {
+    if (f == NULL || u == NULL)
+        return SIEVE_EINVAL;
     pthread_mutex_lock(&f->lock);
-    if (f->st.in_flight == 0) {
-        pthread_mutex_unlock(&f->lock);
-        return SIEVE_ESTATE;
+    int rc = SIEVE_ESTATE;
+    if (f->st.in_flight > 0 && (f->hosts == NULL || (rc = hosts_done(f->hosts, u->host)) >= 0)) {
+        f->st.in_flight--;
+        f->st.done++;
+        if (drained_locked(f))
+            pthread_cond_broadcast(&f->wake);
+        else if (rc == 1 && f->waiters > 0)
+            pthread_cond_signal(&f->wake); /* its host may take another URL */
+        rc = SIEVE_OK;
     }
-    f->st.in_flight--;
-    f->st.done++;
-    if (drained_locked(f))
-        pthread_cond_broadcast(&f->wake);
     pthread_mutex_unlock(&f->lock);
-    return SIEVE_OK;
+    return rc;
+}
+
+int sieve_frontier_set_host_delay(sieve_frontier *f, const char *host, size_t len, double delay_s)
+{
+    if (f == NULL || host == NULL || !(delay_s >= 0))
+        return SIEVE_EINVAL;
+    if (f->hosts == NULL)
+        return SIEVE_ESTATE;
+    pthread_mutex_lock(&f->lock);
+    int rc = hosts_set_delay(f->hosts, host, len, delay_s);
+    pthread_mutex_unlock(&f->lock);
+    return rc;
 }
 
 void sieve_frontier_close(sieve_frontier *f)
@@ -367,8 +429,9 @@ void sieve_frontier_stats_get(sieve_frontier *f, sieve_frontier_stats *st)
 {
     pthread_mutex_lock(&f->lock);
     *st = f->st;
-    st->queue_len = sieve_fifo_length(f->queue);
-    st->queue_bytes = sieve_fifo_bytes(f->queue);
+    st->queue_len = queued_locked(f);
+    st->queue_bytes = sieve_fifo_bytes(f->queue) + (f->hosts ? hosts_bytes(f->hosts) : 0);
+    st->hosts = f->hosts ? hosts_count(f->hosts) : 0;
     st->seen_bytes = sieve_seen_bytes(f->seen);
     st->est_count = sieve_seen_estimated_count(f->seen);
     st->est_fp_rate = sieve_seen_estimated_fp_rate(f->seen);

@@ -1,0 +1,341 @@
+/* hosts.c - per-host scheduling: Mercator-style back queues.
+ *
+ * Every host (an authority: "host" or "host:port", so two ports are two
+ * hosts) has its own FIFO of URLs, kept in discovery order, a count of
+ * URLs in flight and the earliest time its next request may start. A
+ * binary min-heap holds exactly the hosts that could give a URL: those
+ * with URLs queued and fewer than max_conns in flight, ordered by that
+ * time. pop() looks at the heap's top only: if its time has come it takes
+ * that host's oldest URL and pushes the host's time back by its delay;
+ * if not, nothing anywhere is ready and the caller learns when something
+ * will be. A slow host therefore costs a heap entry, never a blocked
+ * worker, and the cost of a pop is O(log hosts).
+ *
+ * Hosts are found by a hash table (open addressing over host ids, hashed
+ * with the frontier's XXH3). A host is a small record and its name one
+ * allocation: hosts are few next to URLs. Per-host FIFOs start with a
+ * 256-byte chunk (fifo.c), so a host with a handful of URLs costs a few
+ * hundred bytes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hosts.h"
+#include "sieve/fifo.h"
+#include "sieve/hash.h"
+#include "sieve/status.h"
+
+typedef struct host_state {
+    char *name;
+    size_t name_len;
+    uint64_t hash;
+    sieve_fifo *queue;
+    unsigned in_flight;
+    double next_start; /* earliest start of its next request */
+    double delay;      /* between two request starts */
+    int64_t heap_pos;  /* index in the heap, -1 when not in it */
+} host_state;
+
+struct sieve_hosts {
+    sieve_politeness policy;
+    host_state *host;
+    uint32_t nhosts, cap_hosts;
+    uint32_t *table; /* host id + 1, 0 = empty; power-of-two size */
+    uint64_t table_mask;
+    uint32_t *heap; /* ids of the ready hosts; room for every host */
+    uint32_t nready;
+    uint64_t queued;
+    uint64_t name_bytes;
+};
+
+#define HOSTS_SEED UINT64_C(0x686f737473656564)
+
+int hosts_new(sieve_hosts **out, const sieve_politeness *p)
+{
+    sieve_hosts *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return SIEVE_ENOMEM;
+    h->policy = *p;
+    h->table = calloc(64, sizeof *h->table);
+    if (h->table == NULL) {
+        free(h);
+        return SIEVE_ENOMEM;
+    }
+    h->table_mask = 63;
+    *out = h;
+    return SIEVE_OK;
+}
+
+void hosts_free(sieve_hosts *h)
+{
+    if (h == NULL)
+        return;
+    for (uint32_t i = 0; i < h->nhosts; i++) {
+        free(h->host[i].name);
+        sieve_fifo_free(h->host[i].queue);
+    }
+    free(h->host);
+    free(h->heap);
+    free(h->table);
+    free(h);
+}
+
+void hosts_authority(const char *url, size_t len, const char **host, size_t *host_len)
+{
+    const char *end = url + len;
+    const char *p = memchr(url, ':', len);
+    if (p == NULL || end - p < 3 || p[1] != '/' || p[2] != '/') {
+        *host = url;
+        *host_len = 0;
+        return;
+    }
+    p += 3;
+    const char *q = p;
+    while (q < end && *q != '/' && *q != '?' && *q != '#')
+        q++;
+    *host = p;
+    *host_len = (size_t)(q - p);
+}
+
+/* ---- heap of ready hosts, keyed by next_start ---- */
+
+static int before(const sieve_hosts *h, uint32_t a, uint32_t b)
+{
+    return h->host[a].next_start < h->host[b].next_start;
+}
+
+static void heap_set(sieve_hosts *h, uint32_t i, uint32_t id)
+{
+    h->heap[i] = id;
+    h->host[id].heap_pos = i;
+}
+
+static void sift_up(sieve_hosts *h, uint32_t i)
+{
+    uint32_t id = h->heap[i];
+    while (i > 0 && before(h, id, h->heap[(i - 1) / 2])) {
+        heap_set(h, i, h->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_set(h, i, id);
+}
+
+static void sift_down(sieve_hosts *h, uint32_t i)
+{
+    uint32_t id = h->heap[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->nready)
+            break;
+        if (c + 1 < h->nready && before(h, h->heap[c + 1], h->heap[c]))
+            c++;
+        if (!before(h, h->heap[c], id))
+            break;
+        heap_set(h, i, h->heap[c]);
+        i = c;
+    }
+    heap_set(h, i, id);
+}
+
+static void heap_insert(sieve_hosts *h, uint32_t id)
+{
+    h->heap[h->nready] = id;
+    sift_up(h, h->nready++);
+}
+
+static void heap_remove(sieve_hosts *h, uint32_t id)
+{
+    uint32_t i = (uint32_t)h->host[id].heap_pos;
+    h->host[id].heap_pos = -1;
+    uint32_t last = h->heap[--h->nready];
+    if (i == h->nready)
+        return;
+    heap_set(h, i, last);
+    sift_down(h, i);
+    sift_up(h, (uint32_t)h->host[last].heap_pos);
+}
+
+/* A host belongs in the heap when it could give a URL. */
+static void reconsider(sieve_hosts *h, uint32_t id)
+{
+    host_state *x = &h->host[id];
+    int ready = sieve_fifo_length(x->queue) > 0 && x->in_flight < h->policy.max_conns;
+    if (ready && x->heap_pos < 0)
+        heap_insert(h, id);
+    else if (!ready && x->heap_pos >= 0)
+        heap_remove(h, id);
+}
+
+/* ---- host table ---- */
+
+static int grow_table(sieve_hosts *h)
+{
+    uint64_t size = (h->table_mask + 1) * 2;
+    uint32_t *t = calloc(size, sizeof *t);
+    if (t == NULL)
+        return SIEVE_ENOMEM;
+    for (uint32_t id = 0; id < h->nhosts; id++) {
+        uint64_t i = h->host[id].hash & (size - 1);
+        while (t[i] != 0)
+            i = (i + 1) & (size - 1);
+        t[i] = id + 1;
+    }
+    free(h->table);
+    h->table = t;
+    h->table_mask = size - 1;
+    return SIEVE_OK;
+}
+
+/* Room for one more host in the arrays, grown before anything is linked so
+ * that a failure changes nothing. */
+static int reserve_host(sieve_hosts *h)
+{
+    if (h->nhosts == UINT32_MAX - 1)
+        return SIEVE_EOVERFLOW;
+    if ((uint64_t)(h->nhosts + 1) * 4 > (h->table_mask + 1) * 3 && grow_table(h) != SIEVE_OK)
+        return SIEVE_ENOMEM;
+    if (h->nhosts < h->cap_hosts)
+        return SIEVE_OK;
+    uint32_t cap = h->cap_hosts ? h->cap_hosts * 2 : 16;
+    host_state *hs = realloc(h->host, cap * sizeof *hs);
+    if (hs == NULL)
+        return SIEVE_ENOMEM;
+    h->host = hs;
+    uint32_t *heap = realloc(h->heap, cap * sizeof *heap);
+    if (heap == NULL)
+        return SIEVE_ENOMEM;
+    h->heap = heap;
+    h->cap_hosts = cap;
+    return SIEVE_OK;
+}
+
+/* Finds a host, or creates it when create is set; returns its id or a
+ * negative status. */
+static int64_t lookup(sieve_hosts *h, const char *name, size_t len, int create)
+{
+    uint64_t hash = sieve_hash_key(name, len, HOSTS_SEED).lo;
+    uint64_t i = hash & h->table_mask;
+    for (; h->table[i] != 0; i = (i + 1) & h->table_mask) {
+        const host_state *x = &h->host[h->table[i] - 1];
+        if (x->hash == hash && x->name_len == len && memcmp(x->name, name, len) == 0)
+            return h->table[i] - 1;
+    }
+    if (!create)
+        return SIEVE_EAGAIN;
+    int rc = reserve_host(h);
+    if (rc != SIEVE_OK)
+        return rc;
+    host_state x = {.name_len = len, .hash = hash, .delay = h->policy.delay_s, .heap_pos = -1};
+    x.name = malloc(len + 1);
+    if (x.name == NULL || sieve_fifo_new(&x.queue) != SIEVE_OK) {
+        free(x.name);
+        return SIEVE_ENOMEM;
+    }
+    memcpy(x.name, name, len);
+    x.name[len] = '\0';
+    uint32_t id = h->nhosts++;
+    h->host[id] = x;
+    h->name_bytes += len + 1;
+    /* The table may have grown: find the free slot again. */
+    i = hash & h->table_mask;
+    while (h->table[i] != 0)
+        i = (i + 1) & h->table_mask;
+    h->table[i] = id + 1;
+    return id;
+}
+
+/* ---- the scheduler ---- */
+
+int hosts_push(sieve_hosts *h, const char *url, size_t len, uint32_t tag, double now)
+{
+    const char *name;
+    size_t name_len;
+    hosts_authority(url, len, &name, &name_len);
+    int64_t id = lookup(h, name, name_len, 1);
+    if (id < 0)
+        return (int)id;
+    host_state *x = &h->host[id];
+    int rc = sieve_fifo_push(x->queue, url, len, tag);
+    if (rc != SIEVE_OK)
+        return rc;
+    if (x->next_start == 0)
+        x->next_start = now;
+    h->queued++;
+    reconsider(h, (uint32_t)id);
+    return SIEVE_OK;
+}
+
+int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, uint32_t *tag,
+              uint32_t *host_id, double *next_ready)
+{
+    if (h->nready == 0) {
+        *next_ready = INFINITY;
+        return SIEVE_EAGAIN;
+    }
+    uint32_t id = h->heap[0];
+    host_state *x = &h->host[id];
+    if (x->next_start > now) {
+        *next_ready = x->next_start;
+        return SIEVE_EAGAIN;
+    }
+    int rc = sieve_fifo_pop(x->queue, buf, cap, len, tag);
+    if (rc != SIEVE_OK)
+        return rc;
+    h->queued--;
+    x->in_flight++;
+    x->next_start = now + x->delay;
+    *host_id = id;
+    sift_down(h, 0);
+    reconsider(h, id);
+    return SIEVE_OK;
+}
+
+int hosts_done(sieve_hosts *h, uint32_t host_id)
+{
+    if (host_id >= h->nhosts || h->host[host_id].in_flight == 0)
+        return SIEVE_ESTATE;
+    h->host[host_id].in_flight--;
+    int was_ready = h->host[host_id].heap_pos >= 0;
+    reconsider(h, host_id);
+    return !was_ready && h->host[host_id].heap_pos >= 0;
+}
+
+int hosts_set_delay(sieve_hosts *h, const char *name, size_t len, double delay)
+{
+    if (!(delay >= 0))
+        return SIEVE_EINVAL;
+    int64_t id = lookup(h, name, len, 1);
+    if (id < 0)
+        return (int)id;
+    host_state *x = &h->host[id];
+    double d = delay > h->policy.max_delay_s ? h->policy.max_delay_s : delay;
+    /* The next start moves with the delay, so a longer delay applies to
+     * the very next request. */
+    x->next_start += d - x->delay;
+    x->delay = d;
+    if (x->heap_pos >= 0) {
+        sift_up(h, (uint32_t)x->heap_pos);
+        sift_down(h, (uint32_t)x->heap_pos);
+    }
+    return SIEVE_OK;
+}
+
+uint64_t hosts_queued(const sieve_hosts *h)
+{
+    return h->queued;
+}
+
+uint64_t hosts_count(const sieve_hosts *h)
+{
+    return h->nhosts;
+}
+
+uint64_t hosts_bytes(const sieve_hosts *h)
+{
+    uint64_t bytes = sizeof *h + h->name_bytes +
+                     (uint64_t)h->cap_hosts * (sizeof(host_state) + sizeof(uint32_t)) +
+                     (h->table_mask + 1) * sizeof(uint32_t);
+    for (uint32_t i = 0; i < h->nhosts; i++)
+        bytes += sieve_fifo_bytes(h->host[i].queue);
+    return bytes;
+}

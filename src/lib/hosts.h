@@ -1,0 +1,46 @@
+/* hosts.h - per-host queues and the heap of hosts ready to be fetched from
+ * (internal to the frontier, which holds the lock around every call). */
+#ifndef SIEVE_HOSTS_H
+#define SIEVE_HOSTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sieve/frontier.h"
+
+typedef struct sieve_hosts sieve_hosts;
+
+int hosts_new(sieve_hosts **out, const sieve_politeness *p);
+void hosts_free(sieve_hosts *h);
+
+/* The authority ("host" or "host:port") of a URL: the bytes after "://" up
+ * to the first '/', '?' or '#'. Empty when the URL has no "//". */
+void hosts_authority(const char *url, size_t len, const char **host, size_t *host_len);
+
+/* Appends a URL to its host's queue. SIEVE_ENOMEM leaves everything as it
+ * was. */
+int hosts_push(sieve_hosts *h, const char *url, size_t len, uint32_t tag, double now);
+
+/* Takes the oldest URL of the host that has been ready longest, if one is
+ * ready at now: SIEVE_OK, filling buf (cap bytes), *len, *tag and *host_id.
+ * Otherwise SIEVE_EAGAIN and *next_ready: when the earliest host becomes
+ * ready (+inf when every host with URLs is at its connection limit).
+ * SIEVE_ERANGE if cap is too small (nothing taken). */
+int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, uint32_t *tag,
+              uint32_t *host_id, double *next_ready);
+
+/* A URL of host_id is finished: frees a connection slot. Returns 1 if the
+ * host became ready for another URL, 0 if not, SIEVE_ESTATE for an unknown
+ * host or one with nothing in flight. */
+int hosts_done(sieve_hosts *h, uint32_t host_id);
+
+/* Sets a host's own delay between request starts (from robots.txt's
+ * Crawl-delay), capped at the policy's max_delay. Creates the host if
+ * needed. */
+int hosts_set_delay(sieve_hosts *h, const char *host, size_t len, double delay);
+
+uint64_t hosts_queued(const sieve_hosts *h);
+uint64_t hosts_count(const sieve_hosts *h);
+uint64_t hosts_bytes(const sieve_hosts *h);
+
+#endif

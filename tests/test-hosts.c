@@ -1,0 +1,231 @@
+/* test-hosts.c - per-host scheduling through the frontier's API. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sieve/sieve.h"
+
+static sieve_frontier *make(unsigned max_conns, double delay)
+{
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    cfg.politeness.enabled = true;
+    cfg.politeness.max_conns = max_conns;
+    cfg.politeness.delay_s = delay;
+    sieve_frontier *f = NULL;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    return f;
+}
+
+static void push(sieve_frontier *f, const char *url)
+{
+    ck_assert_int_eq(sieve_frontier_push(f, url, strlen(url), 0), SIEVE_OK);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Pops without waiting and checks the URL. */
+static sieve_url take(sieve_frontier *f, char *buf, size_t cap, const char *want)
+{
+    sieve_url u;
+    int rc = sieve_frontier_pop(f, buf, cap, &u, 0);
+    ck_assert_msg(rc == SIEVE_OK, "wanted %s, got %s", want, sieve_strerror(rc));
+    ck_assert_str_eq(u.url, want);
+    return u;
+}
+
+START_TEST(each_host_is_taken_in_turn_and_waits_its_delay)
+{
+    sieve_frontier *f = make(1, 100.0);
+    push(f, "http://a.test/1");
+    push(f, "http://a.test/2");
+    push(f, "http://b.test/1");
+    push(f, "http://c.test/1");
+    push(f, "http://b.test/2");
+    char b1[64], b2[64], b3[64], b4[64];
+    take(f, b1, sizeof b1, "http://a.test/1");
+    take(f, b2, sizeof b2, "http://b.test/1");
+    take(f, b3, sizeof b3, "http://c.test/1");
+    sieve_url u;
+    /* a and b have URLs, but their delay has not passed */
+    ck_assert_int_eq(sieve_frontier_pop(f, b4, sizeof b4, &u, 0), SIEVE_EAGAIN);
+    ck_assert_int_eq(sieve_frontier_pop(f, b4, sizeof b4, &u, 30), SIEVE_ETIMEDOUT);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.hosts, 3);
+    ck_assert_uint_eq(st.queue_len, 2);
+    ck_assert_uint_eq(st.in_flight, 3);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(connections_per_host_are_capped)
+{
+    sieve_frontier *f = make(2, 0.0);
+    for (int i = 1; i <= 4; i++) {
+        char url[32];
+        snprintf(url, sizeof url, "http://a.test/%d", i);
+        push(f, url);
+    }
+    push(f, "http://b.test/1");
+    char x[64], y[64], z[64], w[64];
+    /* b has waited longer than a's second URL, so it goes second */
+    sieve_url ua = take(f, x, sizeof x, "http://a.test/1");
+    take(f, y, sizeof y, "http://b.test/1");
+    take(f, z, sizeof z, "http://a.test/2");
+    /* a is at its limit of two, b has nothing left */
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, w, sizeof w, &u, 0), SIEVE_EAGAIN);
+    ck_assert_int_eq(sieve_frontier_done(f, &ua), SIEVE_OK);
+    take(f, w, sizeof w, "http://a.test/3");
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(request_starts_to_a_host_are_spaced_by_the_delay)
+{
+    const double delay = 0.05;
+    sieve_frontier *f = make(8, delay);
+    for (int i = 0; i < 5; i++) {
+        char url[32];
+        snprintf(url, sizeof url, "http://a.test/%d", i);
+        push(f, url);
+    }
+    double last = 0;
+    for (int i = 0; i < 5; i++) {
+        char buf[64];
+        sieve_url u;
+        ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, -1), SIEVE_OK);
+        double t = now();
+        if (i > 0)
+            ck_assert_msg(t - last >= delay * 0.999, "starts %.4f s apart", t - last);
+        last = t;
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    }
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(a_busy_host_does_not_hold_back_the_others)
+{
+    sieve_frontier *f = make(1, 0.0);
+    push(f, "http://slow.test/1");
+    push(f, "http://slow.test/2");
+    for (int i = 0; i < 3; i++) {
+        char url[32];
+        snprintf(url, sizeof url, "http://fast.test/%d", i);
+        push(f, url);
+    }
+    char s1[64], buf[64];
+    take(f, s1, sizeof s1, "http://slow.test/1"); /* never done in this test */
+    for (int i = 0; i < 3; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "http://fast.test/%d", i);
+        sieve_url u = take(f, buf, sizeof buf, want);
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    }
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_EAGAIN);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(ports_are_hosts_of_their_own)
+{
+    sieve_frontier *f = make(1, 100.0);
+    push(f, "http://a.test:8001/x");
+    push(f, "http://a.test:8002/x");
+    push(f, "http://a.test:8001/y");
+    char x[64], y[64];
+    take(f, x, sizeof x, "http://a.test:8001/x");
+    take(f, y, sizeof y, "http://a.test:8002/x");
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.hosts, 2);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(a_host_delay_can_be_set_for_one_host)
+{
+    sieve_frontier *f = make(4, 0.0);
+    ck_assert_int_eq(sieve_frontier_set_host_delay(f, "b.test", 6, 100.0), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_set_host_delay(f, "b.test", 6, -1.0), SIEVE_EINVAL);
+    push(f, "http://b.test/1");
+    push(f, "http://b.test/2");
+    push(f, "http://a.test/1");
+    push(f, "http://a.test/2");
+    char b1[64], a1[64], a2[64], none[64];
+    take(f, b1, sizeof b1, "http://b.test/1");
+    take(f, a1, sizeof a1, "http://a.test/1");
+    take(f, a2, sizeof a2, "http://a.test/2");
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, none, sizeof none, &u, 0), SIEVE_EAGAIN);
+    sieve_frontier_free(f);
+
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_set_host_delay(f, "b.test", 6, 1.0), SIEVE_ESTATE);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(the_end_is_detected_with_per_host_queues)
+{
+    sieve_frontier *f = make(1, 0.0);
+    push(f, "http://a.test/1");
+    char buf[64];
+    sieve_url u = take(f, buf, sizeof buf, "http://a.test/1");
+    sieve_url other = u;
+    other.host = 12345;
+    ck_assert_int_eq(sieve_frontier_done(f, &other), SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, -1), SIEVE_EDRAINED);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(bad_politeness_is_refused)
+{
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    cfg.politeness.enabled = true;
+    cfg.politeness.max_conns = 0;
+    sieve_frontier *f = NULL;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_EINVAL);
+    cfg.politeness.max_conns = 1;
+    cfg.politeness.delay_s = NAN;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_EINVAL);
+    ck_assert_ptr_null(f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("hosts");
+    TCase *tc = tcase_create("politeness");
+    tcase_add_test(tc, each_host_is_taken_in_turn_and_waits_its_delay);
+    tcase_add_test(tc, connections_per_host_are_capped);
+    tcase_add_test(tc, request_starts_to_a_host_are_spaced_by_the_delay);
+    tcase_add_test(tc, a_busy_host_does_not_hold_back_the_others);
+    tcase_add_test(tc, ports_are_hosts_of_their_own);
+    tcase_add_test(tc, a_host_delay_can_be_set_for_one_host);
+    tcase_add_test(tc, the_end_is_detected_with_per_host_queues);
+    tcase_add_test(tc, bad_politeness_is_refused);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
