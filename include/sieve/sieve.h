@@ -15,6 +15,7 @@
 #include "sieve/frontier.h"
 #include "sieve/url.h"
 #include "sieve/links.h"
+#include "sieve/robots.h"
 
 #ifdef __cplusplus
 extern "C" {
