@@ -28,9 +28,11 @@ for _ in $(seq 100); do
 done
 echo "demo: local web of 5000 pages (and hostile ones) on http://127.0.0.1:$port/" >&2
 
-echo "demo: sieve crawl seeds/local.txt -o out/crawl.jsonl $*" >&2
+echo "demo: sieve crawl --delay 0 --host-connections 64 -o out/crawl.jsonl $* seeds/local.txt" >&2
 status=0
-"$sieve" crawl --low-speed 100,5 -o out/crawl.jsonl "$@" seeds/local.txt || status=$?
+# The local web is ours: no per-host delay, as many connections as transfers.
+"$sieve" crawl --delay 0 --host-connections 64 --low-speed 100,5 -o out/crawl.jsonl "$@" \
+  seeds/local.txt || status=$?
 
 "$web" --truth --port "$port" --pages 5000 | sort > out/truth.txt
 grep -o '"url":"[^"]*"' out/crawl.jsonl | cut -d'"' -f4 | sort -u > out/fetched.txt

@@ -201,10 +201,23 @@ static crawl_run crawl(const char *const *extra)
     char out[128], err[128];
     path_in_tmp(out, sizeof out, "records.jsonl");
     path_in_tmp(err, sizeof err, "stderr.txt");
-    char *argv[64] = {(char *)sieve_bin, "crawl", "--quiet",     "-o",     out,
-                      "--timeout",       "30",    "--low-speed", "1000,2", "--max-page-bytes",
-                      "8000000"};
-    int n = 11;
+    /* one host, our own: no delay, as many connections as transfers */
+    char *argv[64] = {(char *)sieve_bin,
+                      "crawl",
+                      "--quiet",
+                      "-o",
+                      out,
+                      "--timeout",
+                      "30",
+                      "--low-speed",
+                      "1000,2",
+                      "--max-page-bytes",
+                      "8000000",
+                      "--delay",
+                      "0",
+                      "--host-connections",
+                      "64"};
+    int n = 15;
     for (; extra != NULL && *extra != NULL; extra++)
         argv[n++] = (char *)*extra;
     argv[n++] = base;

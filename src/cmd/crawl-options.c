@@ -23,6 +23,13 @@ static const char usage_text[] =
     "  -w, --workers N            worker threads (default: number of cores)\n"
     "  -c, --concurrency N        transfers per worker (default 32)\n"
     "      --max-redirects N      redirect hops followed (default 10)\n"
+    "Politeness:\n"
+    "      --host-connections K   a host's requests in flight at once (default 2)\n"
+    "      --delay S              seconds between two requests to a host (default 1;\n"
+    "                             0 for a web of your own)\n"
+    "      --max-crawl-delay S    cap on a robots.txt Crawl-delay (default 30)\n"
+    "      --ignore-robots        do not fetch or obey robots.txt\n"
+    "      --robots-expiry S      seconds a robots.txt stays valid (default 86400)\n"
     "      --connect-timeout S    seconds to connect (default 10)\n"
     "      --timeout S            seconds for a whole transfer (default 60)\n"
     "      --low-speed BYTES,S    abort below BYTES/s for S seconds (default 100,15)\n"
@@ -80,12 +87,22 @@ enum {
     OPT_CAPACITY,
     OPT_FP_RATE,
     OPT_ON_OVERFLOW,
+    OPT_HOST_CONNECTIONS,
+    OPT_DELAY,
+    OPT_MAX_CRAWL_DELAY,
+    OPT_IGNORE_ROBOTS,
+    OPT_ROBOTS_EXPIRY,
 };
 
 static const struct option long_opts[] = {
     {"workers", required_argument, NULL, 'w'},
     {"concurrency", required_argument, NULL, 'c'},
     {"max-redirects", required_argument, NULL, OPT_MAX_REDIRECTS},
+    {"host-connections", required_argument, NULL, OPT_HOST_CONNECTIONS},
+    {"delay", required_argument, NULL, OPT_DELAY},
+    {"max-crawl-delay", required_argument, NULL, OPT_MAX_CRAWL_DELAY},
+    {"ignore-robots", no_argument, NULL, OPT_IGNORE_ROBOTS},
+    {"robots-expiry", required_argument, NULL, OPT_ROBOTS_EXPIRY},
     {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"low-speed", required_argument, NULL, OPT_LOW_SPEED},
@@ -143,6 +160,21 @@ static int parse_seconds(const char *opt, const char *s, long *ms)
     return 0;
 }
 
+/* Seconds from 0 (allowed: a web of one's own) to a day. */
+static int parse_delay(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(d >= 0) || d > 86400) {
+        fprintf(stderr, "sieve crawl: --%s: '%s' is not a number of seconds in [0, 86400]\n", opt,
+                s);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
 static int push_str(const char ***list, unsigned *n, const char *s)
 {
     const char **grown = realloc(*list, (*n + 1) * sizeof **list);
@@ -175,6 +207,10 @@ void crawl_opts_init(crawl_opts *o)
         .workers = cores > 0 && cores < 256 ? (unsigned)cores : 1,
         .concurrency = 32,
         .max_redirects = 10,
+        .host_connections = 2,
+        .delay_s = 1.0,
+        .max_crawl_delay_s = 30.0,
+        .robots_expiry_s = 86400.0,
         .connect_timeout_ms = 10000,
         .timeout_ms = 60000,
         .low_speed_bytes = 100,
@@ -234,6 +270,19 @@ static int apply(int c, const char *arg, crawl_opts *o)
                                                            : (o->max_redirects = (unsigned)v, 0);
     case OPT_CONNECT_TIMEOUT:
         return parse_seconds("connect-timeout", arg, &o->connect_timeout_ms);
+    case OPT_HOST_CONNECTIONS:
+        return parse_u64("host-connections", arg, 1, 10000, &v)
+                   ? -1
+                   : (o->host_connections = (unsigned)v, 0);
+    case OPT_DELAY:
+        return parse_delay("delay", arg, &o->delay_s);
+    case OPT_MAX_CRAWL_DELAY:
+        return parse_delay("max-crawl-delay", arg, &o->max_crawl_delay_s);
+    case OPT_IGNORE_ROBOTS:
+        o->ignore_robots = true;
+        return 0;
+    case OPT_ROBOTS_EXPIRY:
+        return parse_delay("robots-expiry", arg, &o->robots_expiry_s);
     case OPT_TIMEOUT:
         return parse_seconds("timeout", arg, &o->timeout_ms);
     case OPT_LOW_SPEED:

@@ -17,6 +17,7 @@
 #include "crawl.h"
 #include "progress.h"
 #include "record.h"
+#include "robots-cache.h"
 #include "seeds.h"
 #include "sieve/links.h"
 #include "worker.h"
@@ -97,11 +98,25 @@ static int setup(crawl *c, const crawl_opts *o)
     sieve_frontier_config_init(&fc);
     fc.seen = o->seen;
     fc.max_url_len = o->max_url_len;
+    fc.politeness = (sieve_politeness){.enabled = true,
+                                       .max_conns = o->host_connections,
+                                       .delay_s = o->delay_s,
+                                       .max_delay_s = o->max_crawl_delay_s};
     rc = sieve_frontier_new(&c->frontier, &fc);
     if (rc != SIEVE_OK) {
         fprintf(stderr, "sieve crawl: frontier: %s\n", sieve_strerror(rc));
         return rc == SIEVE_EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
     }
+    /* A server that failed is asked again after a minute (or the expiry,
+     * if shorter). */
+    double retry = o->robots_expiry_s < 60 ? o->robots_expiry_s : 60;
+    if (robots_cache_new(&c->robots, o->robots_expiry_s, retry) != SIEVE_OK) {
+        fprintf(stderr, "sieve crawl: out of memory\n");
+        return EXIT_FAILURE_RUN;
+    }
+    if (o->ignore_robots)
+        fprintf(stderr, "sieve: warning: --ignore-robots: robots.txt is neither fetched nor "
+                        "obeyed\n");
     c->share = make_share();
     if (c->share == NULL) {
         fprintf(stderr, "sieve crawl: cannot set up curl\n");
@@ -119,6 +134,7 @@ static void teardown(crawl *c)
     sieve_frontier_free(c->frontier);
     scope_free(c->scope);
     sieve_canon_free(c->canon);
+    robots_cache_free(c->robots);
     if (c->share != NULL)
         curl_share_cleanup(c->share);
 }
@@ -171,6 +187,9 @@ static void summary(crawl *c, double secs, int sig)
             "estimated false-positive rate %.2g\n",
             (unsigned long long)st.enqueued, (unsigned long long)st.queue_len, st.est_count,
             (unsigned long long)st.seen_bytes, st.est_fp_rate);
+    fprintf(stderr, "sieve: robots.txt: %llu fetched, %llu URLs not fetched because of it\n",
+            (unsigned long long)atomic_load(&c->n.robots_fetched),
+            (unsigned long long)atomic_load(&c->n.refused_robots));
     fprintf(stderr, "sieve: links left out:");
     for (int v = 1; v < SCOPE_VERDICTS; v++)
         fprintf(stderr, " %s %llu%s", scope_verdict_name((scope_verdict)v),

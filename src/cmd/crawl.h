@@ -27,18 +27,23 @@
 typedef struct record_writer record_writer;
 
 struct crawl_opts {
-    unsigned workers;        /* W threads; default: number of cores */
-    unsigned concurrency;    /* C transfers per worker; default 32 */
-    unsigned max_redirects;  /* redirect hops followed per URL; default 10 */
-    long connect_timeout_ms; /* default 10 s */
-    long timeout_ms;         /* whole transfer; default 60 s */
-    long low_speed_bytes;    /* abort below this rate ... */
-    long low_speed_time_s;   /* ... sustained this long; default 100 B/s, 15 s */
-    uint64_t max_page_bytes; /* after decompression; default 10 MiB */
-    const char *user_agent;  /* default "sieve/VERSION (web crawler)" */
-    bool follow_nofollow;    /* --follow-nofollow */
-    scope_kind scope;        /* default SCOPE_HOST */
-    const char **allow;      /* regular expressions, URL must match one (if any) */
+    unsigned workers;          /* W threads; default: number of cores */
+    unsigned concurrency;      /* C transfers per worker; default 32 */
+    unsigned max_redirects;    /* redirect hops followed per URL; default 10 */
+    unsigned host_connections; /* K: a host's URLs in flight at once; default 2 */
+    double delay_s;            /* D: between two requests to a host; default 1 */
+    double max_crawl_delay_s;  /* cap on robots.txt Crawl-delay; default 30 */
+    bool ignore_robots;        /* --ignore-robots */
+    double robots_expiry_s;    /* robots.txt kept this long; default 1 day */
+    long connect_timeout_ms;   /* default 10 s */
+    long timeout_ms;           /* whole transfer; default 60 s */
+    long low_speed_bytes;      /* abort below this rate ... */
+    long low_speed_time_s;     /* ... sustained this long; default 100 B/s, 15 s */
+    uint64_t max_page_bytes;   /* after decompression; default 10 MiB */
+    const char *user_agent;    /* default "sieve/VERSION (web crawler)" */
+    bool follow_nofollow;      /* --follow-nofollow */
+    scope_kind scope;          /* default SCOPE_HOST */
+    const char **allow;        /* regular expressions, URL must match one (if any) */
     unsigned n_allow;
     const char **deny; /* URL must match none */
     unsigned n_deny;
@@ -69,6 +74,8 @@ typedef struct crawl_counters {
     atomic_uint_fast64_t links;                   /* links found */
     atomic_uint_fast64_t links_new;               /* links enqueued */
     atomic_uint_fast64_t refused[SCOPE_VERDICTS]; /* links left out, by reason */
+    atomic_uint_fast64_t refused_robots;          /* URLs not fetched: robots.txt */
+    atomic_uint_fast64_t robots_fetched;          /* robots.txt requests */
 } crawl_counters;
 
 typedef struct crawl {
@@ -77,6 +84,7 @@ typedef struct crawl {
     sieve_canon *canon;
     scope *scope;
     record_writer *out;
+    struct robots_cache *robots;
     CURLSH *share;
     crawl_counters n;
     atomic_bool abort_now; /* second signal: abort transfers in flight */

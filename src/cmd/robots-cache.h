@@ -1,0 +1,35 @@
+/* robots-cache.h - each host's robots.txt, fetched once and shared by the
+ * workers. */
+#ifndef SIEVE_ROBOTS_CACHE_H
+#define SIEVE_ROBOTS_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sieve/robots.h"
+
+typedef struct robots_cache robots_cache;
+
+typedef enum robots_state {
+    ROBOTS_READY, /* *rules applies */
+    ROBOTS_FETCH, /* the caller must fetch it, then call robots_cache_store() */
+    ROBOTS_WAIT,  /* another transfer is fetching it */
+} robots_state;
+
+/* expiry_s: how long rules stay valid; retry_s: how long the "disallow
+ * everything" of an unreachable or failing server lasts. */
+int robots_cache_new(robots_cache **out, double expiry_s, double retry_s);
+void robots_cache_free(robots_cache *c);
+
+/* Looks up a host (its authority). ROBOTS_READY sets *rules (valid until
+ * the cache is freed) and *fetched_at, when its robots.txt request
+ * started. Thread-safe. */
+robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, double now,
+                                 const sieve_robots **rules, double *fetched_at);
+
+/* Stores the outcome of a fetch claimed with ROBOTS_FETCH, taking rules.
+ * temporary marks the outcome of a failure, kept for retry_s only. */
+void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_robots *rules,
+                        double fetched_at, double now, bool temporary);
+
+#endif
