@@ -24,7 +24,8 @@ static const char usage_text[] =
     "  -c, --concurrency N        transfers per worker (default 32)\n"
     "      --max-redirects N      redirect hops followed (default 10)\n"
     "Politeness:\n"
-    "      --host-connections K   a host's requests in flight at once (default 2)\n"
+    "      --host-connections K   a host's requests in flight at once (default 2);\n"
+    "                             0 turns per-host scheduling off (one FIFO)\n"
     "      --delay S              seconds between two requests to a host (default 1;\n"
     "                             0 for a web of your own)\n"
     "      --max-crawl-delay S    cap on a robots.txt Crawl-delay (default 30)\n"
@@ -271,7 +272,7 @@ static int apply(int c, const char *arg, crawl_opts *o)
     case OPT_CONNECT_TIMEOUT:
         return parse_seconds("connect-timeout", arg, &o->connect_timeout_ms);
     case OPT_HOST_CONNECTIONS:
-        return parse_u64("host-connections", arg, 1, 10000, &v)
+        return parse_u64("host-connections", arg, 0, 10000, &v)
                    ? -1
                    : (o->host_connections = (unsigned)v, 0);
     case OPT_DELAY:

@@ -98,7 +98,7 @@ static int setup(crawl *c, const crawl_opts *o)
     sieve_frontier_config_init(&fc);
     fc.seen = o->seen;
     fc.max_url_len = o->max_url_len;
-    fc.politeness = (sieve_politeness){.enabled = true,
+    fc.politeness = (sieve_politeness){.enabled = o->host_connections > 0,
                                        .max_conns = o->host_connections,
                                        .delay_s = o->delay_s,
                                        .max_delay_s = o->max_crawl_delay_s};

@@ -234,6 +234,7 @@ static int setup_easy(worker *w, xfer *x)
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent);
@@ -390,6 +391,8 @@ static int park(worker *w, const sieve_url *u, double not_before, bool waiting)
 /* The delay the frontier keeps between two requests to a host. */
 static double host_delay(const crawl_opts *o, const sieve_robots *rules)
 {
+    if (o->host_connections == 0) /* no per-host scheduling */
+        return 0;
     double d = o->delay_s, cd = rules != NULL ? sieve_robots_crawl_delay(rules) : -1;
     if (cd > o->max_crawl_delay_s)
         cd = o->max_crawl_delay_s;
