@@ -27,6 +27,7 @@
 
 #include "sieve/links.h"
 #include "sieve/status.h"
+#include "url-internal.h"
 
 /* Chunks smaller than this are gathered before libxml2 sees them. */
 #define STAGE_MIN 512
@@ -53,6 +54,7 @@ struct sieve_links {
     size_t max_ref; /* longest attribute value worth canonicalizing */
     char *page;     /* canonical page URL */
     char *base;     /* current base: page or resolved <base href> */
+    CURLU *base_u;  /* the same, parsed once for all the links after it */
     char *out;      /* max_len + 1 bytes for each link's URL */
     size_t cap;
     sieve_links_stats st;
@@ -138,6 +140,8 @@ static void on_base(sieve_links *lx, const char *href)
         return;
     memcpy(lx->base, lx->out, strlen(lx->out) + 1);
     lx->st.base_used = strcmp(lx->base, lx->page) != 0;
+    curl_url_cleanup(lx->base_u);
+    lx->base_u = sieve_canon_parse_base(lx->base);
 }
 
 static void on_link(sieve_links *lx, const char *tag, const char *value, const xmlChar **atts)
@@ -157,7 +161,10 @@ static void on_link(sieve_links *lx, const char *tag, const char *value, const x
                        .raw_len = n > lx->max_ref ? 0 : n,
                        .tag = tag,
                        .nofollow = nofollow};
-    link.status = sieve_canon_url(lx->canon, lx->base, value, n, lx->out, lx->cap, &link.info);
+    link.status =
+        lx->base_u != NULL
+            ? sieve_canon_url_parsed(lx->canon, lx->base_u, value, n, lx->out, lx->cap, &link.info)
+            : sieve_canon_url(lx->canon, lx->base, value, n, lx->out, lx->cap, &link.info);
     count(lx, link.status);
     if (link.status == SIEVE_OK) {
         link.url = lx->out;
@@ -213,6 +220,7 @@ void sieve_links_free(sieve_links *lx)
         htmlFreeParserCtxt(lx->ctxt);
     free(lx->page);
     free(lx->base);
+    curl_url_cleanup(lx->base_u);
     free(lx->out);
     free(lx->stage);
     free(lx);
@@ -284,6 +292,7 @@ int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_o
             sieve_canon_url(opts->canon, NULL, page_url, strlen(page_url), lx->page, lx->cap, NULL);
     if (st == SIEVE_OK) {
         memcpy(lx->base, lx->page, lx->cap);
+        lx->base_u = sieve_canon_parse_base(lx->base); /* NULL: the slower path */
         st = make_parser(lx, opts->charset);
     }
     if (st != SIEVE_OK) {

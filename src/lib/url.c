@@ -25,6 +25,7 @@
  * Cost: one CURLU per call, one parse (two for a relative reference: curl
  * re-reads the base), one small allocation per part fetched. The scratch
  * buffers live on the stack unless a URL is unusually long. */
+#include <ctype.h>
 #include <curl/curl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 
 #include "sieve/status.h"
 #include "sieve/url.h"
+#include "url-internal.h"
 
 /* Stack scratch size; longer inputs fall back to malloc. */
 #define SCRATCH 4096
@@ -452,8 +454,28 @@ static void parts_free(parts *p)
  * an IPv4 number goes through curl once more; real names rarely look like
  * one, so this costs nothing on common URLs. Reuses u: the other parts
  * have been fetched. */
+/* True for a dotted quad as curl writes it: four decimal numbers 0..255
+ * without leading zeros. A second pass would return it unchanged. */
+static bool canonical_ipv4(const char *h)
+{
+    for (int part = 0; part < 4; part++) {
+        if (!isdigit((unsigned char)h[0]))
+            return false;
+        unsigned v = 0, digits = 0;
+        while (isdigit((unsigned char)*h) && digits < 4)
+            v = v * 10 + (unsigned)(*h++ - '0'), digits++;
+        if (v > 255 || (digits > 1 && h[-(int)digits] == '0'))
+            return false;
+        if (part < 3 && *h++ != '.')
+            return false;
+    }
+    return *h == '\0';
+}
+
 static int numeric_host_again(CURLU *u, parts *p)
 {
+    if (canonical_ipv4(p->host))
+        return SIEVE_OK;
     size_t n = strlen(p->host);
     for (size_t i = 0; i < n; i++)
         if (!strchr("0123456789abcdefABCDEFxX.", p->host[i]))
@@ -575,10 +597,23 @@ static int assemble(const sieve_canon *c, CURLU *u, parts *p, sbuf *out, sieve_c
     return SIEVE_OK;
 }
 
-/* Parses the prepared reference, resolving it against base when needed. */
-static int parse(CURLU *u, const char *base, const char *ref)
+/* Parses the prepared reference, resolving it against base when needed.
+ * With base_u, a base parsed once for a whole page, the reference is
+ * resolved on a copy of it: one parse per link instead of two. */
+static int parse(CURLU **pu, const char *base, CURLU *base_u, const char *ref)
 {
     const unsigned fl = CURLU_URLENCODE;
+    if (base_u != NULL) {
+        *pu = curl_url_dup(base_u);
+        if (*pu == NULL)
+            return SIEVE_ENOMEM;
+        if (ref[0] == '\0' || ref[0] == '#')
+            return SIEVE_OK;
+        return map_curl(curl_url_set(*pu, CURLUPART_URL, ref, fl));
+    }
+    CURLU *u = *pu = curl_url();
+    if (u == NULL)
+        return SIEVE_ENOMEM;
     if (ref[0] == '\0' || ref[0] == '#') {
         /* Names the base itself; curl would take the base's directory. */
         if (!base)
@@ -590,8 +625,33 @@ static int parse(CURLU *u, const char *base, const char *ref)
     return map_curl(curl_url_set(u, CURLUPART_URL, ref, fl));
 }
 
+CURLU *sieve_canon_parse_base(const char *base)
+{
+    CURLU *u = curl_url();
+    if (u != NULL && curl_url_set(u, CURLUPART_URL, base, CURLU_URLENCODE) != CURLUE_OK) {
+        curl_url_cleanup(u);
+        u = NULL;
+    }
+    return u;
+}
+
+static int canon(const sieve_canon *c, const char *base, CURLU *base_u, const char *ref,
+                 size_t ref_len, char *out, size_t cap, sieve_canon_info *info);
+
 int sieve_canon_url(const sieve_canon *c, const char *base, const char *ref, size_t ref_len,
                     char *out, size_t cap, sieve_canon_info *info)
+{
+    return canon(c, base, NULL, ref, ref_len, out, cap, info);
+}
+
+int sieve_canon_url_parsed(const sieve_canon *c, CURLU *base, const char *ref, size_t ref_len,
+                           char *out, size_t cap, sieve_canon_info *info)
+{
+    return canon(c, NULL, base, ref, ref_len, out, cap, info);
+}
+
+static int canon(const sieve_canon *c, const char *base, CURLU *base_u, const char *ref,
+                 size_t ref_len, char *out, size_t cap, sieve_canon_info *info)
 {
     sieve_canon_info scratch_info;
     if (!info)
@@ -606,9 +666,9 @@ int sieve_canon_url(const sieve_canon *c, const char *base, const char *ref, siz
     sb_init(&r, stack, sizeof stack);
     sb_init(&o, ostack, sizeof ostack);
     prepare(&r, ref ? ref : "", ref_len);
-    CURLU *u = r.failed ? NULL : curl_url();
+    CURLU *u = NULL;
     parts p = {0};
-    int st = u ? parse(u, base, r.p) : SIEVE_ENOMEM;
+    int st = r.failed ? SIEVE_ENOMEM : parse(&u, base, base_u, r.p);
     if (st == SIEVE_OK)
         st = get_parts(u, &p);
     if (st == SIEVE_OK)
