@@ -11,10 +11,15 @@
  * independent little crawler (libcurl's URL parser, a tag scanner, the
  * same guards) and requires its fetched set to equal --truth exactly:
  * the truth is computed from the server's model, the crawl from its
- * bytes, so a disagreement in either shows up. */
+ * bytes, so a disagreement in either shows up.
+ *
+ * The politeness options (--robots, --access-log, --delay-ms, --host on
+ * other loopback addresses) each get a server of their own, started and
+ * stopped inside the test. */
 #include <check.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <search.h>
 #include <signal.h>
 #include <stdio.h>
@@ -50,8 +55,10 @@ static void sleep_ms(long ms)
 }
 
 /* Starts sieve-web with extra arguments (NULL-terminated) on port 0 and
- * waits up to 10 s for its port file. Returns the pid; *port is set. */
-static pid_t start_server(const char *file, unsigned *port, const char *const *extra)
+ * waits up to 10 s for its port file; its stderr goes to errfile unless
+ * that is NULL. Returns the pid; *port is set. */
+static pid_t start_server_to(const char *file, unsigned *port, const char *const *extra,
+                             const char *errfile)
 {
     const char *argv[16] = {web_binary(), "--port", "0", "--port-file", file};
     int argc = 5;
@@ -67,6 +74,12 @@ static pid_t start_server(const char *file, unsigned *port, const char *const *e
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent)
             _exit(127);
+        if (errfile) {
+            int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            if (fd < 0 || dup2(fd, 2) < 0)
+                _exit(127);
+            close(fd);
+        }
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
@@ -85,6 +98,11 @@ static pid_t start_server(const char *file, unsigned *port, const char *const *e
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     return -1;
+}
+
+static pid_t start_server(const char *file, unsigned *port, const char *const *extra)
+{
+    return start_server_to(file, port, extra, NULL);
 }
 
 /* Sends SIGTERM and returns the exit status (-1 if it had to be killed). */
@@ -817,6 +835,538 @@ START_TEST(truth_equals_a_crawl_over_http)
 }
 END_TEST
 
+/* ---- politeness: --robots, --access-log, --delay-ms, other hosts ---- */
+
+/* A server of the test's own, on host (NULL: 127.0.0.1). */
+struct own {
+    pid_t pid;
+    unsigned port;
+    char host[32];
+    char port_file[128];
+    char err_file[128];
+    char log_file[128];
+};
+
+/* Starts sieve-web --pages 10 plus extra (at most 8 arguments), with
+ * stderr to a file, as instance name of this test. */
+static void own_start(struct own *o, const char *name, const char *host, const char *const *extra)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->host, sizeof o->host, "%s", host ? host : "127.0.0.1");
+    snprintf(o->port_file, sizeof o->port_file, "%s/%s.port", tmpdir, name);
+    snprintf(o->err_file, sizeof o->err_file, "%s/%s.err", tmpdir, name);
+    snprintf(o->log_file, sizeof o->log_file, "%s/%s.log", tmpdir, name);
+    const char *args[12] = {"--pages", "10", "--host", o->host};
+    int n = 4;
+    for (; extra && *extra && n < 11; extra++)
+        args[n++] = *extra;
+    args[n] = NULL;
+    o->pid = start_server_to(o->port_file, &o->port, args, o->err_file);
+    ck_assert_msg(o->pid > 0, "sieve-web %s did not start", name);
+}
+
+/* Stops the server, which must exit 0 in time, and removes its files. */
+static void own_stop(struct own *o)
+{
+    ck_assert_int_eq(stop_server(o->pid), 0);
+    o->pid = 0;
+}
+
+static void own_clean(struct own *o)
+{
+    unlink(o->port_file);
+    unlink(o->err_file);
+    unlink(o->log_file);
+}
+
+static void own_url(const struct own *o, const char *path, char *out, size_t n)
+{
+    snprintf(out, n, "http://%s:%u%s", o->host, o->port, path);
+}
+
+static void own_fetch(const struct own *o, const char *path, struct reply *r)
+{
+    char url[256];
+    own_url(o, path, url, sizeof url);
+    fetch(url, NULL, r);
+}
+
+/* Reads a whole file (at most 16 MiB) into b, NUL-terminated. */
+static void slurp(const char *path, struct body *b)
+{
+    memset(b, 0, sizeof *b);
+    b->limit = 16u * 1024 * 1024;
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        ck_assert_uint_eq(on_data(chunk, 1, n, b), n);
+    fclose(f);
+    if (!b->data) {
+        b->data = calloc(1, 1);
+        ck_assert_ptr_nonnull(b->data);
+    }
+}
+
+static void write_file(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* How many /robots.txt requests the stopped server reported. */
+static long robots_count(const struct own *o)
+{
+    struct body b;
+    slurp(o->err_file, &b);
+    const char *p = strstr(b.data, " for /robots.txt)");
+    long n = -1;
+    if (p) {
+        while (p > b.data && p[-1] >= '0' && p[-1] <= '9')
+            p--;
+        n = strtol(p, NULL, 10);
+    }
+    free(b.data);
+    return n;
+}
+
+START_TEST(robots_answers_as_each_mode_says)
+{
+    static const struct {
+        const char *mode;
+        long status;
+        const char *body; /* NULL: any */
+    } modes[] = {
+        {"allow", 200, "User-agent: *\nDisallow:\n"},
+        {"404", 404, NULL},
+        {"500", 500, NULL},
+    };
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        struct own o;
+        const char *const extra[] = {"--robots", modes[i].mode, NULL};
+        own_start(&o, "robots", NULL, extra);
+        struct reply r;
+        own_fetch(&o, "/robots.txt", &r);
+        ck_assert_int_eq(r.rc, CURLE_OK);
+        ck_assert_msg(r.status == modes[i].status, "--robots %s: status %ld", modes[i].mode,
+                      r.status);
+        ck_assert_str_eq(r.type, "text/plain; charset=utf-8");
+        ck_assert_uint_gt(r.body.len, 0);
+        if (modes[i].body)
+            ck_assert_str_eq(r.body.data, modes[i].body);
+        free(r.body.data);
+        /* The moved file exists only in redirect mode. */
+        own_fetch(&o, "/robots-moved.txt", &r);
+        ck_assert_int_eq(r.status, 404);
+        free(r.body.data);
+        own_stop(&o);
+        ck_assert_int_eq(robots_count(&o), 1);
+        own_clean(&o);
+    }
+}
+END_TEST
+
+START_TEST(robots_file_is_served_byte_for_byte)
+{
+    char path[128], arg[160];
+    snprintf(path, sizeof path, "%s/rules.txt", tmpdir);
+    snprintf(arg, sizeof arg, "file:%s", path);
+    static const char rules[] = "User-agent: *\nDisallow: /p/3.html\n\x01\xff\0tail\n";
+    write_file(path, rules, sizeof rules - 1);
+    struct own o;
+    const char *const extra[] = {"--robots", arg, NULL};
+    own_start(&o, "file", NULL, extra);
+    unlink(path); /* read at startup: the server needs it no longer */
+    struct reply r;
+    own_fetch(&o, "/robots.txt", &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.type, "text/plain; charset=utf-8");
+    ck_assert_uint_eq(r.body.len, sizeof rules - 1);
+    ck_assert_int_eq(memcmp(r.body.data, rules, sizeof rules - 1), 0);
+    free(r.body.data);
+    /* robots.txt changes what is served there, not the pages. */
+    own_fetch(&o, "/p/3.html", &r);
+    ck_assert_int_eq(r.status, 200);
+    free(r.body.data);
+    own_stop(&o);
+    own_clean(&o);
+
+    /* An empty file is a valid robots.txt. */
+    write_file(path, "", 0);
+    own_start(&o, "file", NULL, extra);
+    own_fetch(&o, "/robots.txt", &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_uint_eq(r.body.len, 0);
+    free(r.body.data);
+    own_stop(&o);
+    own_clean(&o);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(robots_redirect_leads_to_an_allow_file)
+{
+    struct own o;
+    static const char *const extra[] = {"--robots", "redirect", NULL};
+    own_start(&o, "redirect", NULL, extra);
+    char want[128];
+    struct reply r;
+    own_fetch(&o, "/robots.txt", &r);
+    ck_assert_int_eq(r.status, 301);
+    own_url(&o, "/robots-moved.txt", want, sizeof want);
+    ck_assert_str_eq(r.location, want);
+    free(r.body.data);
+    own_fetch(&o, "/robots-moved.txt", &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.type, "text/plain; charset=utf-8");
+    ck_assert_str_eq(r.body.data, "User-agent: *\nDisallow:\n");
+    free(r.body.data);
+
+    /* A client that follows at most 5 redirects gets there. */
+    CURL *h = curl_easy_init();
+    ck_assert_ptr_nonnull(h);
+    own_url(&o, "/robots.txt", want, sizeof want);
+    struct body b = {.limit = 4096};
+    curl_easy_setopt(h, CURLOPT_URL, want);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    ck_assert_int_eq(curl_easy_perform(h), CURLE_OK);
+    long status = 0, redirects = -1;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &redirects);
+    ck_assert_int_eq(status, 200);
+    ck_assert_int_eq(redirects, 1);
+    ck_assert_str_eq(b.data, "User-agent: *\nDisallow:\n");
+    free(b.data);
+    curl_easy_cleanup(h);
+    own_stop(&o);
+    ck_assert_int_eq(robots_count(&o), 2); /* /robots-moved.txt is not counted */
+    own_clean(&o);
+}
+END_TEST
+
+/* One access log line. */
+struct logline {
+    unsigned long long start, end;
+    unsigned status;
+    char target[512];
+};
+
+/* Parses the log into at most max lines; every line must be well formed.
+ * Returns the line count. */
+static size_t parse_log(const char *path, struct logline *out, size_t max)
+{
+    struct body b;
+    slurp(path, &b);
+    size_t n = 0;
+    for (char *p = b.data, *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        ck_assert_msg(nl != NULL, "unterminated log line '%s'", p);
+        *nl = '\0';
+        ck_assert_uint_lt(n, max);
+        struct logline *l = &out[n++];
+        int used = -1;
+        ck_assert_msg(sscanf(p, "%llu %llu %u %511s%n", &l->start, &l->end, &l->status, l->target,
+                             &used) == 4 &&
+                          used == (int)strlen(p),
+                      "bad log line '%s'", p);
+        ck_assert_msg(l->start <= l->end, "ends before it starts: '%s'", p);
+    }
+    free(b.data);
+    return n;
+}
+
+/* Waits up to 10 s for the log to hold want lines. */
+static size_t wait_log(const char *path, struct logline *out, size_t max, size_t want)
+{
+    size_t n = 0;
+    for (int i = 0; i < 1000 && (n = parse_log(path, out, max)) < want; i++)
+        sleep_ms(10);
+    return n;
+}
+
+START_TEST(access_log_has_a_line_per_request)
+{
+    struct own o;
+    char logarg[160];
+    snprintf(logarg, sizeof logarg, "%s/access.log", tmpdir);
+    const char *const extra[] = {"--access-log", logarg, NULL};
+    own_start(&o, "access", NULL, extra);
+    ck_assert_str_eq(o.log_file, logarg);
+    static const struct {
+        const char *target;
+        unsigned status;
+    } want[] = {
+        {"/", 200},           {"/p/1.html", 200},     {"/missing/1.html", 404},
+        {"/robots.txt", 200}, {"/p/2.html?x=1", 200}, {"/r/3", 301},
+        {"/%70/1.html", 200}, {"/files/4.png", 200},
+    };
+    const size_t count = sizeof want / sizeof want[0];
+    /* One keep-alive connection: each request arrives after the last
+     * ended, so the lines come in request order. */
+    CURL *h = curl_easy_init();
+    ck_assert_ptr_nonnull(h);
+    for (size_t i = 0; i < count; i++) {
+        char url[256];
+        own_url(&o, want[i].target, url, sizeof url);
+        struct reply r;
+        fetch_with(h, url, NULL, &r);
+        ck_assert_int_eq(r.rc, CURLE_OK);
+        ck_assert_int_eq(r.status, want[i].status);
+        free(r.body.data);
+    }
+    curl_easy_cleanup(h);
+    struct logline l[16];
+    /* Written as each response ends, not at exit. */
+    ck_assert_uint_eq(wait_log(o.log_file, l, 16, count), count);
+    own_stop(&o);
+    ck_assert_uint_eq(parse_log(o.log_file, l, 16), count);
+    for (size_t i = 0; i < count; i++) {
+        ck_assert_str_eq(l[i].target, want[i].target);
+        ck_assert_uint_eq(l[i].status, want[i].status);
+        if (i > 0)
+            ck_assert_uint_le(l[i - 1].end, l[i].start);
+    }
+    own_clean(&o);
+}
+END_TEST
+
+START_TEST(access_log_records_cut_responses_and_appends)
+{
+    struct own o;
+    char logarg[160];
+    snprintf(logarg, sizeof logarg, "%s/cut.log", tmpdir);
+    write_file(logarg, "1 2 200 /earlier\n", 17);
+    const char *const extra[] = {"--access-log", logarg, NULL};
+    own_start(&o, "cut", NULL, extra);
+    /* The client gives up on the endless page after 1 MiB. */
+    char url[256];
+    own_url(&o, "/hostile/endless.html", url, sizeof url);
+    CURL *h = curl_easy_init();
+    struct body b = {.limit = 1024 * 1024};
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    ck_assert_int_eq(curl_easy_perform(h), CURLE_WRITE_ERROR);
+    curl_easy_cleanup(h);
+    free(b.data);
+    struct logline l[4];
+    ck_assert_uint_eq(wait_log(o.log_file, l, 4, 2), 2);
+    ck_assert_str_eq(l[0].target, "/earlier");
+    ck_assert_str_eq(l[1].target, "/hostile/endless.html");
+    ck_assert_uint_eq(l[1].status, 200);
+    own_stop(&o);
+    ck_assert_uint_eq(parse_log(o.log_file, l, 4), 2);
+    own_clean(&o);
+}
+END_TEST
+
+START_TEST(robots_hang_sends_nothing_and_stops_cleanly)
+{
+    struct own o;
+    char logarg[160];
+    snprintf(logarg, sizeof logarg, "%s/hang.log", tmpdir);
+    const char *const extra[] = {"--robots", "hang", "--access-log", logarg, NULL};
+    own_start(&o, "hang", NULL, extra);
+    char url[256];
+    own_url(&o, "/robots.txt", url, sizeof url);
+
+    /* A client with a 1 s timeout gets nothing at all. */
+    CURL *h = curl_easy_init();
+    struct reply r;
+    memset(&r, 0, sizeof r);
+    r.body.limit = 4096;
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 1000L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
+    ck_assert_int_eq(curl_easy_perform(h), CURLE_OPERATION_TIMEDOUT);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_uint_eq(r.body.len, 0);
+    curl_easy_cleanup(h);
+    /* The server sees the client leave and logs the request, no status. */
+    struct logline l[4];
+    ck_assert_uint_eq(wait_log(o.log_file, l, 4, 1), 1);
+    ck_assert_str_eq(l[0].target, "/robots.txt");
+    ck_assert_uint_eq(l[0].status, 0);
+
+    /* A patient client is still held when the server stops, which must
+     * not wait for it; the client then gets nothing either. */
+    CURLM *m = curl_multi_init();
+    h = curl_easy_init();
+    struct body b = {.limit = 4096};
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 30000L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_multi_add_handle(m, h);
+    int running = 1;
+    long sent = 0;
+    for (int i = 0; i < 500 && running && sent == 0; i++) {
+        curl_multi_perform(m, &running);
+        curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &sent);
+        curl_multi_poll(m, NULL, 0, 10, NULL);
+    }
+    ck_assert_int_eq(running, 1);
+    ck_assert_int_gt(sent, 0);
+    own_stop(&o);
+    CURLcode rc = CURLE_OK;
+    for (int i = 0; i < 3000 && running; i++) {
+        curl_multi_perform(m, &running);
+        curl_multi_poll(m, NULL, 0, 10, NULL);
+    }
+    ck_assert_int_eq(running, 0);
+    int left;
+    CURLMsg *msg = curl_multi_info_read(m, &left);
+    ck_assert_ptr_nonnull(msg);
+    rc = msg->data.result;
+    ck_assert_int_ne(rc, CURLE_OK);
+    ck_assert_int_ne(rc, CURLE_OPERATION_TIMEDOUT);
+    ck_assert_uint_eq(b.len, 0);
+    curl_multi_remove_handle(m, h);
+    curl_easy_cleanup(h);
+    curl_multi_cleanup(m);
+    free(b.data);
+    ck_assert_uint_eq(parse_log(o.log_file, l, 4), 2);
+    ck_assert_str_eq(l[1].target, "/robots.txt");
+    ck_assert_uint_eq(l[1].status, 0);
+    ck_assert_int_eq(robots_count(&o), 2);
+    own_clean(&o);
+}
+END_TEST
+
+START_TEST(other_loopback_addresses_are_their_own_hosts)
+{
+    static const char *const hosts[] = {"127.0.0.2", "127.0.0.3"};
+    for (size_t i = 0; i < 2; i++) {
+        struct own o;
+        own_start(&o, "host", hosts[i], NULL);
+        char want[128], authority[64];
+        snprintf(authority, sizeof authority, "href=\"http://%s:%u\"", o.host, o.port);
+        struct reply r;
+        own_fetch(&o, "/", &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_ptr_nonnull(strstr(r.body.data, authority));
+        ck_assert_ptr_null(strstr(r.body.data, "127.0.0.1"));
+        free(r.body.data);
+        own_fetch(&o, "/r/5", &r);
+        ck_assert_int_eq(r.status, 301);
+        own_url(&o, "/p/5.html", want, sizeof want);
+        ck_assert_str_eq(r.location, want);
+        free(r.body.data);
+        /* Bound to that address only. */
+        snprintf(want, sizeof want, "http://127.0.0.1:%u/", o.port);
+        fetch(want, NULL, &r);
+        ck_assert_int_eq(r.rc, CURLE_COULDNT_CONNECT);
+        free(r.body.data);
+        own_stop(&o);
+        own_clean(&o);
+
+        /* The truth names the same host. */
+        char port[16];
+        snprintf(port, sizeof port, "%u", o.port);
+        const char *const args[] = {"--truth", "--host",  hosts[i], "--port",
+                                    port,      "--pages", "10",     NULL};
+        struct lines t;
+        ck_assert_int_eq(run_web(args, &t), 0);
+        ck_assert_uint_gt(t.count, 10);
+        snprintf(want, sizeof want, "http://%s:%u/", hosts[i], o.port);
+        for (size_t k = 0; k < t.count; k++)
+            ck_assert_msg(strncmp(t.line[k], want, strlen(want)) == 0, "'%s'", t.line[k]);
+        lines_free(&t);
+    }
+}
+END_TEST
+
+START_TEST(delay_ms_delays_html_pages)
+{
+    struct own o;
+    static const char *const extra[] = {"--delay-ms", "300", NULL};
+    own_start(&o, "delay", NULL, extra);
+    static const char *const paths[] = {"/", "/p/1.html"};
+    for (size_t i = 0; i < 2; i++) {
+        char url[256];
+        own_url(&o, paths[i], url, sizeof url);
+        struct timespec a, b;
+        struct reply r;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        fetch(url, NULL, &r);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        ck_assert_int_eq(r.status, 200);
+        free(r.body.data);
+        long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+        ck_assert_msg(ms >= 300, "%s took %ld ms", paths[i], ms);
+    }
+    own_stop(&o);
+    own_clean(&o);
+}
+END_TEST
+
+START_TEST(truth_ignores_robots)
+{
+    char path[128], arg[160];
+    snprintf(path, sizeof path, "%s/deny.txt", tmpdir);
+    snprintf(arg, sizeof arg, "file:%s", path);
+    write_file(path, "User-agent: *\nDisallow: /\n", 26);
+    const char *const plain[] = {"--truth", "--pages", "50", NULL};
+    const char *const robots[] = {"--truth", "--pages", "50", "--robots", arg, NULL};
+    struct lines a, b;
+    ck_assert_int_eq(run_web(plain, &a), 0);
+    ck_assert_int_eq(run_web(robots, &b), 0);
+    ck_assert_uint_gt(a.count, 50);
+    ck_assert_uint_eq(a.count, b.count);
+    for (size_t i = 0; i < a.count; i++)
+        ck_assert_str_eq(a.line[i], b.line[i]);
+    lines_free(&a);
+    lines_free(&b);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(bad_politeness_arguments_are_refused)
+{
+    char big[128], arg[160], dir_arg[160], log_arg[160];
+    snprintf(big, sizeof big, "%s/big.txt", tmpdir);
+    snprintf(arg, sizeof arg, "file:%s", big);
+    snprintf(dir_arg, sizeof dir_arg, "file:%s", tmpdir);
+    snprintf(log_arg, sizeof log_arg, "%s/no/such/dir/log", tmpdir);
+    size_t len = 1024 * 1024 + 1;
+    char *data = calloc(1, len);
+    ck_assert_ptr_nonnull(data);
+    write_file(big, data, len);
+    free(data);
+    const char *const bad[][5] = {
+        {"--robots", "maybe", NULL},
+        {"--robots", "file:", NULL},
+        {"--robots", arg, NULL},
+        {"--robots", dir_arg, NULL},
+        {"--robots", "file:/no/such/file", NULL},
+        {"--delay-ms", "60001", NULL},
+        {"--delay-ms", "-1", NULL},
+    };
+    struct lines t;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(run_web(bad[i], &t) == 2, "%s %s accepted", bad[i][0], bad[i][1]);
+        lines_free(&t);
+    }
+    const char *const nolog[] = {"--port", "0", "--access-log", log_arg, NULL};
+    ck_assert_int_eq(run_web(nolog, &t), 1);
+    lines_free(&t);
+    /* Exactly 1 MiB is fine. */
+    ck_assert_int_eq(truncate(big, 1024 * 1024), 0);
+    const char *const ok[] = {"--truth", "--pages", "5", "--robots", arg, NULL};
+    ck_assert_int_eq(run_web(ok, &t), 0);
+    lines_free(&t);
+    unlink(big);
+}
+END_TEST
+
 static Suite *web_suite(void)
 {
     Suite *s = suite_create("web");
@@ -840,6 +1390,16 @@ static Suite *web_suite(void)
     tcase_add_test(http, bad_arguments_are_refused);
     tcase_add_test(http, stops_cleanly_on_sigterm);
     tcase_add_test(http, truth_equals_a_crawl_over_http);
+    tcase_add_test(http, robots_answers_as_each_mode_says);
+    tcase_add_test(http, robots_file_is_served_byte_for_byte);
+    tcase_add_test(http, robots_redirect_leads_to_an_allow_file);
+    tcase_add_test(http, robots_hang_sends_nothing_and_stops_cleanly);
+    tcase_add_test(http, access_log_has_a_line_per_request);
+    tcase_add_test(http, access_log_records_cut_responses_and_appends);
+    tcase_add_test(http, other_loopback_addresses_are_their_own_hosts);
+    tcase_add_test(http, delay_ms_delays_html_pages);
+    tcase_add_test(http, truth_ignores_robots);
+    tcase_add_test(http, bad_politeness_arguments_are_refused);
     suite_add_tcase(s, http);
     return s;
 }

@@ -18,7 +18,9 @@
  *   /r2/J                 302 to /r/J
  *   /loop/a, /loop/b      301 to each other ("b", "a": relative)
  *   /nofollow/ID.html     reached only through nofollow links
- *   /robots.txt           allows everything; not part of the truth
+ *   /robots.txt           allows everything, or what --robots says; never
+ *                         part of the truth, which stays the link graph
+ *   /robots-moved.txt     allows everything; only with --robots redirect
  * and with --hostile (the default), linked from /hostile/:
  *   /cal/2026/11/         month pages linking "YYYY/MM/" relative for the
  *                         next and previous month: the path grows two
@@ -38,7 +40,13 @@
  *   link to bait.html must not be followed), error.html (500).
  *
  * The truth (truth.c has the exact rules): every URL the crawler requests
- * starting from "/", canonical, sorted bytewise, one a line. */
+ * starting from "/", canonical, sorted bytewise, one a line.
+ *
+ * For the crawler's politeness tests: --robots makes /robots.txt missing,
+ * failing, hanging, moved or any file; --access-log records when each
+ * request arrived and ended (log.c); --delay-ms slows every HTML page; and
+ * instances on 127.0.0.1, 127.0.0.2, ... are distinct hosts, since every
+ * absolute link names the Host the client asked for. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -64,7 +72,22 @@ static void usage(FILE *out)
             "  --hostile       serve and link the hostile pages (default)\n"
             "  --no-hostile    leave them out of the web and of the truth\n"
             "  --drip-ms N     delay between two bytes of /hostile/slow.html (default 1000)\n"
-            "  --truth         print the ground truth for --port (non-zero) and exit\n"
+            "  --delay-ms N    wait N ms (0..60000) before answering each HTML page the\n"
+            "                  crawler parses (/, /p/, /hostile/ pages...) (default 0)\n"
+            "  --robots MODE   how /robots.txt answers (default allow):\n"
+            "                    allow       200, a file that allows everything\n"
+            "                    file:PATH   200, the bytes of PATH (read at startup,\n"
+            "                                at most 1 MiB), as text/plain\n"
+            "                    404, 500    that status and a short body\n"
+            "                    hang        no byte at all; the connection is held\n"
+            "                                until the client leaves or the server stops\n"
+            "                    redirect    301 to /robots-moved.txt, which allows all\n"
+            "  --access-log F  append one line per request to F when its response ends:\n"
+            "                  START_US END_US STATUS TARGET (CLOCK_MONOTONIC us at\n"
+            "                  arrival and at the end; STATUS 0 if none was sent)\n"
+            "  --truth         print the ground truth for --host and --port (non-zero) and\n"
+            "                  exit. The truth is the link graph whatever --robots says:\n"
+            "                  subtract the URLs a disallowing robots.txt forbids yourself\n"
             "  --help          show this help\n",
             WEB_DEFAULT_PORT, WEB_DEFAULT_PAGES);
 }
@@ -134,8 +157,10 @@ static int serve(const struct web_config *cfg, const char *host, const char *por
     while (sigwait(&stop, &sig) != 0)
         ;
     unsigned long long requests = web_server_requests(s);
+    unsigned long long robots = web_server_robots_requests(s);
     web_server_stop(s);
-    fprintf(stderr, "sieve-web: signal %d, stopped after %llu requests\n", sig, requests);
+    fprintf(stderr, "sieve-web: signal %d, stopped after %llu requests (%llu for /robots.txt)\n",
+            sig, requests, robots);
     return 0;
 }
 
@@ -151,6 +176,9 @@ int main(int argc, char **argv)
         OPT_HOSTILE,
         OPT_NO_HOSTILE,
         OPT_DRIP,
+        OPT_DELAY,
+        OPT_ROBOTS,
+        OPT_ACCESS_LOG,
         OPT_HELP
     };
     static const struct option opts[] = {
@@ -163,6 +191,9 @@ int main(int argc, char **argv)
         {"hostile", no_argument, NULL, OPT_HOSTILE},
         {"no-hostile", no_argument, NULL, OPT_NO_HOSTILE},
         {"drip-ms", required_argument, NULL, OPT_DRIP},
+        {"delay-ms", required_argument, NULL, OPT_DELAY},
+        {"robots", required_argument, NULL, OPT_ROBOTS},
+        {"access-log", required_argument, NULL, OPT_ACCESS_LOG},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -172,8 +203,9 @@ int main(int argc, char **argv)
                              .hostile = 1,
                              .drip_ms = 1000};
     const char *host = "127.0.0.1", *port_file = NULL;
-    int truth = 0, c;
+    int truth = 0, c, rc = 2;
     uint64_t v;
+    char err[512];
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         const char *bad = NULL;
         switch (c) {
@@ -212,33 +244,54 @@ int main(int argc, char **argv)
             else
                 bad = "--drip-ms wants 0..60000";
             break;
+        case OPT_DELAY:
+            if (parse_u64(optarg, 0, WEB_MAX_DELAY_MS, &v) == 0)
+                cfg.delay_ms = (unsigned)v;
+            else
+                bad = "--delay-ms wants 0..60000";
+            break;
+        case OPT_ROBOTS:
+            if (web_robots_parse(optarg, &cfg, err, sizeof err) != 0) {
+                fprintf(stderr, "sieve-web: %s\n", err);
+                goto done;
+            }
+            break;
+        case OPT_ACCESS_LOG:
+            cfg.access_log = optarg;
+            break;
         case OPT_HELP:
             usage(stdout);
-            return 0;
+            rc = 0;
+            goto done;
         default:
             usage(stderr);
-            return 2;
+            goto done;
         }
         if (bad) {
             fprintf(stderr, "sieve-web: %s, not '%s'\n", bad, optarg);
-            return 2;
+            goto done;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "sieve-web: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
-        return 2;
+        goto done;
     }
+    cfg.host = host;
     if (truth) {
         if (cfg.port == 0) {
             fprintf(stderr, "sieve-web: --truth needs the crawl's port (--port N, N > 0)\n");
-            return 2;
+            goto done;
         }
+        rc = 0;
         if (web_truth(&cfg, stdout) < 0) {
             fprintf(stderr, "sieve-web: cannot write the truth: %s\n", strerror(errno));
-            return 1;
+            rc = 1;
         }
-        return 0;
+        goto done;
     }
-    return serve(&cfg, host, port_file);
+    rc = serve(&cfg, host, port_file);
+done:
+    web_robots_free(&cfg);
+    return rc;
 }

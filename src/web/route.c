@@ -224,6 +224,8 @@ void web_route(const struct web_config *cfg, const char *path, struct web_route 
         r->kind = WEB_HOME;
     } else if (strcmp(path, "/robots.txt") == 0) {
         r->kind = WEB_ROBOTS;
+    } else if (cfg->robots == WEB_ROBOTS_REDIRECT && strcmp(path, "/robots-moved.txt") == 0) {
+        r->kind = WEB_ROBOTS_MOVED;
     } else if (match_id(path, "/p/", ".html", cfg->pages, &id)) {
         r->kind = WEB_PAGE;
         r->id = id;

@@ -6,19 +6,32 @@
  * keep-alive connection still serves thousands of requests per second.
  * Everything the handler reads is the immutable configuration, so there is
  * no locking; the only shared mutable words are the stop flag (read by the
- * long-running bodies so shutdown is prompt) and a request counter.
+ * long-running bodies so shutdown is prompt) and two request counters.
+ * Blocking in a connection's own thread is also how --delay-ms and the
+ * hanging robots.txt work: the handler sleeps in 50 ms slices and gives
+ * up when the server stops, so shutdown stays prompt however many
+ * requests are held.
+ *
+ * Each request carries a small context from the moment its request line
+ * is parsed (MHD's URI log callback) to the moment its response ends
+ * (MHD's completed callback): the arrival time and the target, which the
+ * access log writes with the end time and the status (log.c).
  *
  * Absolute links and Location headers use the Host header the client sent
  * (when it is a plausible authority), so the same web works on any port
  * and through any loopback name. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "web.h"
 
@@ -27,8 +40,18 @@ struct web_server {
     struct MHD_Daemon *daemon;
     unsigned port;
     char default_host[32];
+    int log_fd; /* the access log, or -1 */
     atomic_int stopping;
     atomic_ullong requests;
+    atomic_ullong robots_requests;
+};
+
+/* One request, from its request line to the end of its response. */
+struct web_request {
+    uint64_t start_us;
+    unsigned status;  /* status queued, 0 while none is */
+    int headers_seen; /* the handler has had its first call */
+    char target[];    /* the request target as sent */
 };
 
 static const char html_type[] = "text/html; charset=utf-8";
@@ -117,6 +140,29 @@ static int nap(struct web_server *s, unsigned ms)
     return atomic_load(&s->stopping) ? -1 : 0;
 }
 
+/* Holds a request that gets no answer: returns once the client has hung
+ * up or the server is stopping. Watching for the hang-up frees the thread
+ * as soon as a client gives up, instead of at shutdown. */
+static void hold(struct web_server *s, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int fd = ci ? ci->connect_fd : -1;
+    while (!atomic_load(&s->stopping)) {
+        if (fd < 0) {
+            nap(s, 50);
+            continue;
+        }
+        /* Only hang-up events: POLLIN would spin on a pipelined request. */
+        struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+        int n = poll(&p, 1, 50);
+        if (n > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+            return;
+        if (n < 0 && errno != EINTR)
+            return;
+    }
+}
+
 static ssize_t read_slow(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct web_server *s = cls;
@@ -177,11 +223,43 @@ static enum MHD_Result send_gzip_page(struct web_server *s, struct MHD_Connectio
     return send_buf(c, MHD_HTTP_OK, &packed, html_type, "gzip");
 }
 
+static enum MHD_Result send_robots(struct web_server *s, struct MHD_Connection *c, const char *host)
+{
+    static const char missing[] = "No robots.txt here.\n";
+    static const char failed[] = "robots.txt failed.\n";
+    struct web_route moved = {.kind = WEB_REDIRECT, .location_abs = 1, .status = 301};
+    switch (s->cfg.robots) {
+    case WEB_ROBOTS_FILE:
+        return reply(c, MHD_HTTP_OK,
+                     MHD_create_response_from_buffer(s->cfg.robots_len,
+                                                     (void *)(uintptr_t)s->cfg.robots_body,
+                                                     MHD_RESPMEM_PERSISTENT),
+                     text_type);
+    case WEB_ROBOTS_404:
+        return send_copy(c, MHD_HTTP_NOT_FOUND, missing, sizeof missing - 1, text_type);
+    case WEB_ROBOTS_500:
+        return send_copy(c, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, sizeof failed - 1, text_type);
+    case WEB_ROBOTS_HANG:
+        /* MHD_NO closes the connection without a byte sent. */
+        hold(s, c);
+        return MHD_NO;
+    case WEB_ROBOTS_REDIRECT:
+        snprintf(moved.target, sizeof moved.target, "/robots-moved.txt");
+        return send_redirect(c, &moved, host);
+    case WEB_ROBOTS_ALLOW:
+        break;
+    }
+    return send_copy(c, MHD_HTTP_OK, web_robots_allow, strlen(web_robots_allow), text_type);
+}
+
 static enum MHD_Result respond(struct web_server *s, struct MHD_Connection *c,
                                const struct web_route *r, const char *host)
 {
     struct web_buf b;
     web_buf_init(&b);
+    /* The latency a distant host would add, before any byte is sent. */
+    if (s->cfg.delay_ms > 0 && web_kind_parsed(r->kind) && nap(s, s->cfg.delay_ms) != 0)
+        return MHD_NO;
     switch (r->kind) {
     case WEB_NOT_FOUND:
         return send_copy(c, MHD_HTTP_NOT_FOUND, not_found, sizeof not_found - 1, html_type);
@@ -189,7 +267,9 @@ static enum MHD_Result respond(struct web_server *s, struct MHD_Connection *c,
         return send_copy(c, MHD_HTTP_INTERNAL_SERVER_ERROR, not_found, sizeof not_found - 1,
                          html_type);
     case WEB_ROBOTS:
-        return send_copy(c, MHD_HTTP_OK, "User-agent: *\nDisallow:\n", 24, text_type);
+        return send_robots(s, c, host);
+    case WEB_ROBOTS_MOVED:
+        return send_copy(c, MHD_HTTP_OK, web_robots_allow, strlen(web_robots_allow), text_type);
     case WEB_REDIRECT:
         return send_redirect(c, r, host);
     case WEB_FILE_TXT:
@@ -226,14 +306,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                               size_t *upload_data_size, void **req_cls)
 {
     struct web_server *s = cls;
-    static int headers_seen;
+    struct web_request *q = *req_cls;
     (void)version;
     (void)upload_data;
+    if (!q)
+        return MHD_NO; /* its context could not be allocated */
     /* Answer on the second call, once MHD has the whole request: a
      * response queued on the first call makes MHD close the connection,
      * which would cost keep-alive. */
-    if (*req_cls == NULL) {
-        *req_cls = &headers_seen;
+    if (!q->headers_seen) {
+        q->headers_seen = 1;
         return MHD_YES;
     }
     if (*upload_data_size != 0) {
@@ -241,17 +323,68 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
     atomic_fetch_add(&s->requests, 1);
+    enum MHD_Result rc;
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
         static const char body[] = "GET and HEAD only.\n";
         struct MHD_Response *resp = MHD_create_response_from_buffer(
             sizeof body - 1, (void *)(uintptr_t)body, MHD_RESPMEM_PERSISTENT);
         if (resp)
             MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-        return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, resp, text_type);
+        rc = reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, resp, text_type);
+    } else {
+        struct web_route r;
+        web_route(&s->cfg, url, &r);
+        if (r.kind == WEB_ROBOTS)
+            atomic_fetch_add(&s->robots_requests, 1);
+        rc = respond(s, c, &r, client_host(s, c));
     }
-    struct web_route r;
-    web_route(&s->cfg, url, &r);
-    return respond(s, c, &r, client_host(s, c));
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+    if (rc == MHD_YES && ci)
+        q->status = ci->http_status;
+    return rc;
+}
+
+/* MHD's URI log callback: the request line is in, so the request starts
+ * here. The context it returns becomes the handler's *req_cls. */
+static void *request_begin(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    size_t len = strlen(uri);
+    struct web_request *q = malloc(sizeof *q + len + 1);
+    if (!q)
+        return NULL;
+    q->start_us = web_now_us();
+    q->status = 0;
+    q->headers_seen = 0;
+    memcpy(q->target, uri, len + 1);
+    return q;
+}
+
+/* MHD's completed callback: the response has ended, sent whole or not. */
+static void request_end(void *cls, struct MHD_Connection *c, void **req_cls,
+                        enum MHD_RequestTerminationCode toe)
+{
+    struct web_server *s = cls;
+    struct web_request *q = *req_cls;
+    (void)toe;
+    if (!q)
+        return;
+    /* Errors MHD answers itself (a 400 for a bad request) never reach the
+     * handler; their status is MHD's. */
+    if (q->status == 0) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+        if (ci)
+            q->status = ci->http_status;
+    }
+    /* A failed write cannot be reported to anyone mid-request; a test
+     * reading the log sees the missing line. */
+    if (s->log_fd >= 0)
+        (void)web_log_request(s->log_fd, q->start_us, web_now_us(), q->status, q->target);
+    free(q);
+    *req_cls = NULL;
 }
 
 /* Accepts 127.0.0.0/8 and "localhost" only: this server is for tests. */
@@ -281,16 +414,30 @@ int web_server_start(const struct web_config *cfg, const char *addr, struct web_
         return -1;
     }
     s->cfg = *cfg;
+    s->log_fd = -1;
     atomic_init(&s->stopping, 0);
     atomic_init(&s->requests, 0);
+    atomic_init(&s->robots_requests, 0);
+    if (cfg->access_log) {
+        s->log_fd = open(cfg->access_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (s->log_fd < 0) {
+            snprintf(err, errlen, "cannot open the access log '%s': %s", cfg->access_log,
+                     strerror(errno));
+            free(s);
+            return -1;
+        }
+    }
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_AUTO | MHD_USE_ERROR_LOG;
-    s->daemon =
-        MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
-                         (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, 1000u,
-                         MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
+    s->daemon = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handle, s,
+                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                                 MHD_OPTION_CONNECTION_LIMIT, 1000u, MHD_OPTION_CONNECTION_TIMEOUT,
+                                 60u, MHD_OPTION_URI_LOG_CALLBACK, request_begin, s,
+                                 MHD_OPTION_NOTIFY_COMPLETED, request_end, s, MHD_OPTION_END);
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%u (in use?)", addr, cfg->port);
+        if (s->log_fd >= 0)
+            close(s->log_fd);
         free(s);
         return -1;
     }
@@ -313,11 +460,19 @@ unsigned long long web_server_requests(const struct web_server *s)
     return atomic_load(&s->requests);
 }
 
+unsigned long long web_server_robots_requests(const struct web_server *s)
+{
+    return atomic_load(&s->robots_requests);
+}
+
 void web_server_stop(struct web_server *s)
 {
     if (!s)
         return;
     atomic_store(&s->stopping, 1);
+    /* Ends every request, logging each, before the log closes. */
     MHD_stop_daemon(s->daemon);
+    if (s->log_fd >= 0)
+        close(s->log_fd);
     free(s);
 }

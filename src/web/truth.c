@@ -14,6 +14,10 @@
  * generator also links every target directly, so the set is the same
  * whether the crawler follows redirects itself or queues the Location.
  *
+ * /robots.txt is not in the truth, and --robots never changes it: the
+ * truth is the link graph. A test whose robots.txt disallows paths
+ * subtracts what the rules forbid itself, with the rules it wrote.
+ *
  * The guards, applied to every candidate including the seed:
  *   - the canonical absolute URL is at most WEB_MAX_URL_LEN bytes;
  *   - at most WEB_MAX_SEGMENTS non-empty path segments;
@@ -160,11 +164,12 @@ static int by_string(const void *a, const void *b)
 
 long web_truth(const struct web_config *cfg, FILE *out)
 {
-    char host[32], prefix[48];
+    char host[300], prefix[320];
+    const char *name = cfg->host ? cfg->host : "127.0.0.1";
     if (cfg->port == 80)
-        snprintf(host, sizeof host, "127.0.0.1");
+        snprintf(host, sizeof host, "%.255s", name);
     else
-        snprintf(host, sizeof host, "127.0.0.1:%u", cfg->port);
+        snprintf(host, sizeof host, "%.255s:%u", name, cfg->port);
     int plen = snprintf(prefix, sizeof prefix, "http://%s", host);
 
     struct walk w = {.prefix_len = (size_t)plen};

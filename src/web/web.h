@@ -16,6 +16,8 @@
  *   pages.c    HTML rendering of the link-bearing resources
  *   hostile.c  response bodies of the hostile resources (streams, gzip, ...)
  *   truth.c    the ground-truth walk and the crawler's guards
+ *   robots.c   the --robots modes of /robots.txt
+ *   log.c      the access log (--access-log)
  *   server.c   libmicrohttpd glue
  *   main.c     command line */
 #ifndef SIEVE_WEB_H
@@ -42,13 +44,32 @@
 #define WEB_DEFAULT_PAGES 1000
 #define WEB_MAX_PAGES     1000000000ull
 
+#define WEB_ROBOTS_MAX   (1024u * 1024) /* bytes of a --robots file:PATH body */
+#define WEB_MAX_DELAY_MS 60000u
+
+/* How /robots.txt answers (--robots). */
+enum web_robots_mode {
+    WEB_ROBOTS_ALLOW,    /* 200, a file that allows everything */
+    WEB_ROBOTS_FILE,     /* 200, the bytes of a file read at startup */
+    WEB_ROBOTS_404,      /* 404 */
+    WEB_ROBOTS_500,      /* 500 */
+    WEB_ROBOTS_HANG,     /* no byte, until the client leaves or the server stops */
+    WEB_ROBOTS_REDIRECT, /* 301 to /robots-moved.txt, which allows everything */
+};
+
 /* What the server was asked to build; read-only once the server runs. */
 struct web_config {
-    uint64_t pages;   /* N: pages /p/0.html .. /p/(N-1).html, N >= 1 */
-    uint64_t seed;    /* graph seed */
-    unsigned port;    /* listening port (for --truth: the port URLs name) */
-    int hostile;      /* serve and link the hostile resources */
-    unsigned drip_ms; /* delay between two bytes of /hostile/slow.html */
+    uint64_t pages;    /* N: pages /p/0.html .. /p/(N-1).html, N >= 1 */
+    uint64_t seed;     /* graph seed */
+    unsigned port;     /* listening port (for --truth: the port URLs name) */
+    const char *host;  /* for --truth: the address URLs name; NULL: 127.0.0.1 */
+    int hostile;       /* serve and link the hostile resources */
+    unsigned drip_ms;  /* delay between two bytes of /hostile/slow.html */
+    unsigned delay_ms; /* added before every parsed HTML page's response */
+    enum web_robots_mode robots;
+    const char *robots_body; /* WEB_ROBOTS_FILE: the body, robots_len bytes */
+    size_t robots_len;
+    const char *access_log; /* path of the access log, or NULL for none */
 };
 
 /* ---- buf.c ---- */
@@ -125,14 +146,15 @@ void web_page_graph(const struct web_config *cfg, uint64_t id, struct web_page_g
 /* ---- route.c ---- */
 
 enum web_kind {
-    WEB_NOT_FOUND, /* 404 */
-    WEB_HOME,      /* / */
-    WEB_ROBOTS,    /* /robots.txt, allows everything */
-    WEB_PAGE,      /* /p/ID.html */
-    WEB_NOFOLLOW,  /* /nofollow/ID.html */
-    WEB_FILE_TXT,  /* /files/ID.txt */
-    WEB_FILE_PNG,  /* /files/ID.png */
-    WEB_REDIRECT,  /* /r/ID, /r2/ID, /loop/a, /loop/b */
+    WEB_NOT_FOUND,    /* 404 */
+    WEB_HOME,         /* / */
+    WEB_ROBOTS,       /* /robots.txt, as cfg->robots says */
+    WEB_ROBOTS_MOVED, /* /robots-moved.txt, only with WEB_ROBOTS_REDIRECT */
+    WEB_PAGE,         /* /p/ID.html */
+    WEB_NOFOLLOW,     /* /nofollow/ID.html */
+    WEB_FILE_TXT,     /* /files/ID.txt */
+    WEB_FILE_PNG,     /* /files/ID.png */
+    WEB_REDIRECT,     /* /r/ID, /r2/ID, /loop/a, /loop/b */
     /* hostile, served only with cfg->hostile */
     WEB_HOSTILE_INDEX, /* /hostile/ */
     WEB_CAL,           /* /cal/YYYY/MM/(YYYY/MM/)* */
@@ -229,9 +251,37 @@ int web_gzip(const char *in, size_t len, struct web_buf *out);
 int web_guard_ok(const char *path, size_t prefix_len);
 
 /* Walks the web from "/" as a correct crawler does and writes the sorted
- * canonical URLs ("http://127.0.0.1:PORT/path") one a line to out. Returns
- * the URL count, or -1 on allocation or output failure. */
+ * canonical URLs ("http://HOST:PORT/path", HOST cfg->host or 127.0.0.1)
+ * one a line to out. robots.txt never changes the walk: the truth is the
+ * link graph. Returns the URL count, or -1 on allocation or output
+ * failure. */
 long web_truth(const struct web_config *cfg, FILE *out);
+
+/* ---- robots.c ---- */
+
+/* Parses a --robots argument ("allow", "file:PATH", "404", "500", "hang",
+ * "redirect") into cfg->robots; for file:PATH reads the file, at most
+ * WEB_ROBOTS_MAX bytes, into a buffer cfg->robots_body the caller frees
+ * with web_robots_free(). On failure returns -1 and writes a sentence to
+ * err; cfg is then unchanged. */
+int web_robots_parse(const char *arg, struct web_config *cfg, char *err, size_t errlen);
+void web_robots_free(struct web_config *cfg);
+
+/* The body of the "allow" file, also served at /robots-moved.txt. */
+extern const char web_robots_allow[];
+
+/* ---- log.c ---- */
+
+/* CLOCK_MONOTONIC in microseconds. */
+uint64_t web_now_us(void);
+
+/* Appends "START END STATUS TARGET\n" to fd with one write(2), so lines
+ * from concurrent threads never interleave in an O_APPEND file. Bytes of
+ * target that are not visible ASCII are written %XX, so a line is always
+ * four space-separated fields. Returns 0, or -1 when the write failed or
+ * was short. */
+int web_log_request(int fd, uint64_t start_us, uint64_t end_us, unsigned status,
+                    const char *target);
 
 /* ---- server.c ---- */
 
@@ -239,13 +289,17 @@ struct web_server;
 
 /* Starts serving cfg on addr:cfg->port (port 0: the kernel picks one).
  * addr must be a loopback address: an IPv4 address in 127.0.0.0/8 or
- * "localhost". On failure returns -1 and writes a sentence to err. */
+ * "localhost". With cfg->access_log, opens that file for appending (it is
+ * created if missing). On failure returns -1 and writes a sentence to
+ * err. cfg's strings must outlive the server. */
 int web_server_start(const struct web_config *cfg, const char *addr, struct web_server **out,
                      char *err, size_t errlen);
 /* The port the server listens on. */
 unsigned web_server_port(const struct web_server *s);
 /* Requests answered so far. */
 unsigned long long web_server_requests(const struct web_server *s);
+/* Requests for /robots.txt so far (not counting /robots-moved.txt). */
+unsigned long long web_server_robots_requests(const struct web_server *s);
 /* Ends running responses (endless, slow), stops and frees the server. */
 void web_server_stop(struct web_server *s);
 
