@@ -6,18 +6,15 @@
  * guards. These tests compare the crawler's records with that set. */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "harness.h"
 
 static const char *web_bin, *sieve_bin;
 static char tmpdir[64];
@@ -26,48 +23,6 @@ static unsigned port;
 static char base[64];
 
 enum { PAGES = 400 };
-
-/* ---- processes ---- */
-
-/* Runs argv with stdout and stderr sent to files (NULL: /dev/null);
- * returns the pid. */
-static pid_t spawn(char *const argv[], const char *out, const char *err)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    ck_assert_msg(rc == 0, "cannot run %s: %s", argv[0], strerror(rc));
-    return pid;
-}
-
-/* Exit status, or 128 + signal number. */
-static int wait_status(pid_t pid)
-{
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    ck_assert_msg(fp != NULL, "%s: %s", path, strerror(errno));
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    rewind(fp);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, fp), (size_t)n);
-    s[n] = '\0';
-    fclose(fp);
-    return s;
-}
 
 static void path_in_tmp(char *buf, size_t cap, const char *name)
 {
@@ -81,32 +36,16 @@ static void start_web(void)
     ck_assert_msg(web_bin && sieve_bin, "SIEVE_WEB and SIEVE_BIN must name the programs");
     strcpy(tmpdir, "/tmp/sieve-crawl-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-    char portfile[128], pages[16];
-    path_in_tmp(portfile, sizeof portfile, "port");
+    char pages[16];
     snprintf(pages, sizeof pages, "%d", PAGES);
-    char *argv[] = {(char *)web_bin, "--port", "0",         "--port-file", portfile,
-                    "--pages",       pages,    "--drip-ms", "300",         NULL};
-    web_pid = spawn(argv, NULL, NULL);
-    for (int i = 0; i < 500 && port == 0; i++) {
-        FILE *fp = fopen(portfile, "r");
-        if (fp != NULL) {
-            if (fscanf(fp, "%u", &port) != 1)
-                port = 0;
-            fclose(fp);
-        }
-        if (port == 0)
-            usleep(10000);
-    }
-    ck_assert_msg(port != 0, "sieve-web did not start");
+    const char *extra[] = {"--pages", pages, "--drip-ms", "300", NULL};
+    web_pid = harness_web_start(tmpdir, "127.0.0.1", extra, &port);
     snprintf(base, sizeof base, "http://127.0.0.1:%u/", port);
 }
 
 static void stop_web(void)
 {
-    if (web_pid > 0) {
-        kill(web_pid, SIGTERM);
-        wait_status(web_pid);
-    }
+    harness_web_stop(web_pid);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
@@ -151,8 +90,8 @@ static urlset truth(void)
     snprintf(portarg, sizeof portarg, "%u", port);
     snprintf(pages, sizeof pages, "%d", PAGES);
     char *argv[] = {(char *)web_bin, "--truth", "--port", portarg, "--pages", pages, NULL};
-    ck_assert_int_eq(wait_status(spawn(argv, out, NULL)), 0);
-    char *text = slurp(out);
+    ck_assert_int_eq(harness_wait(harness_spawn(argv, out, NULL)), 0);
+    char *text = harness_slurp(out);
     urlset s = {0};
     for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n"))
         urlset_add(&s, line, strlen(line));
@@ -222,9 +161,9 @@ static crawl_run crawl(const char *const *extra)
         argv[n++] = (char *)*extra;
     argv[n++] = base;
     argv[n] = NULL;
-    crawl_run r = {.status = wait_status(spawn(argv, NULL, err))};
-    r.records = slurp(out);
-    r.log = slurp(err);
+    crawl_run r = {.status = harness_wait(harness_spawn(argv, NULL, err))};
+    r.records = harness_slurp(out);
+    r.log = harness_slurp(err);
     char *copy = strdup(r.records);
     for (char *line = strtok(copy, "\n"); line != NULL; line = strtok(NULL, "\n")) {
         char url[4096];
@@ -429,12 +368,12 @@ START_TEST(sigint_stops_the_crawl_cleanly)
     snprintf(slow, sizeof slow, "%shostile/slow.html", base);
     char *argv[] = {
         (char *)sieve_bin, "crawl", "-q", "-w", "1", "-c", "1", "-o", out, slow, base, NULL};
-    pid_t pid = spawn(argv, NULL, err);
+    pid_t pid = harness_spawn(argv, NULL, err);
     usleep(500 * 1000);
     kill(pid, SIGINT);
-    int status = wait_status(pid);
+    int status = harness_wait(pid);
     ck_assert_int_eq(status, 128 + SIGINT);
-    char *log = slurp(err);
+    char *log = harness_slurp(err);
     ck_assert_msg(strstr(log, "interrupted") != NULL, "%s", log);
     free(log);
 }
@@ -453,8 +392,8 @@ START_TEST(bad_arguments_and_seeds_get_clear_errors)
         {(char *)sieve_bin, "crawl", "--deny", "(", base, NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        int st = wait_status(spawn(bad[i], NULL, err));
-        char *log = slurp(err);
+        int st = harness_wait(harness_spawn(bad[i], NULL, err));
+        char *log = harness_slurp(err);
         ck_assert_msg(st == 2, "case %zu: exit %d, %s", i, st, log);
         ck_assert_msg(strstr(log, "sieve crawl:") != NULL, "case %zu: %s", i, log);
         free(log);
@@ -466,8 +405,8 @@ START_TEST(bad_arguments_and_seeds_get_clear_errors)
     char out[128];
     path_in_tmp(out, sizeof out, "records.jsonl");
     char *argv[] = {(char *)sieve_bin, "crawl", "-q", "--max-pages", "1", "-o", out, seeds, NULL};
-    int st = wait_status(spawn(argv, NULL, err));
-    char *log = slurp(err);
+    int st = harness_wait(harness_spawn(argv, NULL, err));
+    char *log = harness_slurp(err);
     ck_assert_msg(st == 0, "exit %d: %s", st, log);
     char where[160];
     snprintf(where, sizeof where, "%s:3:", seeds);
@@ -475,7 +414,7 @@ START_TEST(bad_arguments_and_seeds_get_clear_errors)
     snprintf(where, sizeof where, "%s:4:", seeds);
     ck_assert_msg(strstr(log, where) != NULL, "%s", log);
     free(log);
-    char *records = slurp(out);
+    char *records = harness_slurp(out);
     ck_assert_ptr_nonnull(strstr(records, "hostile/gzip.html"));
     free(records);
 }

@@ -195,6 +195,36 @@ START_TEST(the_end_is_detected_with_per_host_queues)
 }
 END_TEST
 
+START_TEST(a_requeued_url_comes_back_first_and_a_held_host_waits)
+{
+    sieve_frontier *f = make(1, 0.0);
+    push(f, "http://a.test/1");
+    push(f, "http://a.test/2");
+    push(f, "http://b.test/1");
+    char x[64], y[64];
+    sieve_url u = take(f, x, sizeof x, "http://a.test/1");
+    ck_assert_int_eq(sieve_frontier_hold_host(f, "a.test", 6, true), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_requeue(f, &u), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_requeue(f, &u), SIEVE_ESTATE); /* not in flight */
+    /* a is held: only b comes out */
+    sieve_url v = take(f, y, sizeof y, "http://b.test/1");
+    ck_assert_int_eq(sieve_frontier_pop(f, x, sizeof x, &u, 0), SIEVE_EAGAIN);
+    ck_assert_int_eq(sieve_frontier_done(f, &v), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_hold_host(f, "a.test", 6, false), SIEVE_OK);
+    u = take(f, x, sizeof x, "http://a.test/1"); /* before a.test/2 */
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    u = take(f, x, sizeof x, "http://a.test/2");
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_pop(f, x, sizeof x, &u, -1), SIEVE_EDRAINED);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    /* a requeued URL is not counted as popped twice */
+    ck_assert_uint_eq(st.popped, 3);
+    ck_assert_uint_eq(st.done, 3);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 START_TEST(bad_politeness_is_refused)
 {
     sieve_frontier_config cfg;
@@ -221,6 +251,7 @@ int main(void)
     tcase_add_test(tc, ports_are_hosts_of_their_own);
     tcase_add_test(tc, a_host_delay_can_be_set_for_one_host);
     tcase_add_test(tc, the_end_is_detected_with_per_host_queues);
+    tcase_add_test(tc, a_requeued_url_comes_back_first_and_a_held_host_waits);
     tcase_add_test(tc, bad_politeness_is_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -126,6 +126,18 @@ int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
  * Thread-safe. */
 int sieve_frontier_done(sieve_frontier *f, const sieve_url *u);
 
+/* Gives back a URL popped and not fetched (e.g. its host's robots.txt is
+ * not known yet): it is no longer in flight, and pop() returns it again
+ * before its host's other URLs, at the host's next turn. Needs per-host
+ * scheduling (else SIEVE_ESTATE); SIEVE_ENOMEM leaves it in flight.
+ * Thread-safe. */
+int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u);
+
+/* Holds a host (pop() gives none of its URLs) or releases it, e.g. while
+ * its robots.txt is fetched. Needs per-host scheduling (else SIEVE_ESTATE).
+ * Thread-safe. */
+int sieve_frontier_hold_host(sieve_frontier *f, const char *host, size_t len, bool hold);
+
 /* Sets the delay between request starts for one host (host is the
  * authority, "name" or "name:port", len bytes), e.g. from robots.txt's
  * Crawl-delay; capped at politeness.max_delay_s. SIEVE_ESTATE without

@@ -437,6 +437,16 @@ static void start_robots(worker *w, const sieve_url *u, const char *host, size_t
     begin(w, x);
 }
 
+/* Gives a popped URL back to the frontier, and its --max-pages
+ * reservation with it: it will be popped, and counted, again. */
+static int give_back(worker *w, const sieve_url *u)
+{
+    int rc = sieve_frontier_requeue(w->c->frontier, u);
+    if (rc == SIEVE_OK && w->c->opts->max_pages > 0)
+        atomic_fetch_sub(&w->c->n.reserved, 1);
+    return rc;
+}
+
 /* Routes a popped URL through its host's robots.txt. */
 static void dispatch(worker *w, const sieve_url *u)
 {
@@ -450,15 +460,26 @@ static void dispatch(worker *w, const sieve_url *u)
     split_url(u->url, &host, &host_len, &path);
     const sieve_robots *rules;
     double fetched_at;
+    bool polite = c->opts->host_connections > 0;
     switch (robots_cache_lookup(c->robots, host, host_len, now_s(), &rules, &fetched_at)) {
     case ROBOTS_READY:
-        decide(w, u, rules, fetched_at);
+        if (!polite)
+            decide(w, u, rules, fetched_at);
+        else if (sieve_robots_allowed(rules, path, strlen(path)))
+            start_page(w, u); /* popped at its host's turn: go now */
+        else
+            refuse(w, u, "disallowed by robots.txt");
         break;
     case ROBOTS_FETCH:
+        /* No other URL of the host goes out until its robots.txt is in. */
+        if (polite)
+            sieve_frontier_hold_host(c->frontier, host, host_len, true);
         start_robots(w, u, host, host_len);
         break;
     case ROBOTS_WAIT:
-        if (park(w, u, 0, true) != 0)
+        /* Back to the (held) host's queue; without per-host scheduling,
+         * wait here. */
+        if ((!polite || give_back(w, u) != SIEVE_OK) && park(w, u, 0, true) != 0)
             refuse(w, u, "out of memory");
         break;
     }
@@ -538,15 +559,22 @@ static void finish_robots(worker *w, xfer *x, CURLcode result)
     const sieve_robots *stored = rules;
     robots_cache_store(c->robots, host, host_len, rules, x->started, now_s(), temporary);
     atomic_fetch_add(&c->n.robots_fetched, 1);
-    if (stored == NULL) {
+    bool polite = c->opts->host_connections > 0;
+    bool allowed = stored != NULL && sieve_robots_allowed(stored, path, strlen(path));
+    if (stored == NULL)
         refuse(w, &x->page_url, "robots.txt: out of memory");
-        return;
-    }
-    if (temporary && !sieve_robots_allowed(stored, path, strlen(path))) {
+    else if (temporary && !allowed)
         refuse(w, &x->page_url, "robots.txt unavailable: host not crawled for now");
-        return;
-    }
-    decide(w, &x->page_url, stored, x->started);
+    else if (!allowed)
+        refuse(w, &x->page_url, "disallowed by robots.txt");
+    else if (!polite)
+        decide(w, &x->page_url, stored, x->started);
+    else if (give_back(w, &x->page_url) != SIEVE_OK)
+        start_page(w, &x->page_url); /* cannot wait its turn: go now */
+    /* The page waits for its host's next turn, after the robots.txt
+     * request, like any other request to the host. */
+    if (polite)
+        sieve_frontier_hold_host(c->frontier, host, host_len, false);
 }
 
 /* A 3xx answer: its target is queued like a link, one hop further. */
@@ -641,6 +669,11 @@ static int top_up(worker *w)
          * not closed when they run out: a worker blocked in pop() may hold
          * one of the last, and must still get its URL. */
         if (o->max_pages > 0 && atomic_fetch_add(&c->n.reserved, 1) >= o->max_pages) {
+            atomic_fetch_sub(&c->n.reserved, 1);
+            /* Over only once the pages have started: a URL waiting for
+             * its host's robots.txt holds a reservation it may give back. */
+            if (atomic_load(&c->n.started) < o->max_pages)
+                return 0;
             atomic_store(&c->limit_hit, true);
             return 1;
         }
@@ -700,7 +733,9 @@ void *worker_run(void *arg)
         if (!no_more)
             no_more = top_up(w);
         if (w->active == 0) {
-            if (w->npark > 0) /* nothing to drive: wait for parked URLs */
+            /* Nothing to drive, yet not over: parked URLs, or --max-pages
+             * reservations that may come back. */
+            if (!no_more || w->npark > 0)
                 curl_multi_poll(w->multi, NULL, 0, 20, NULL);
             continue;
         }

@@ -405,6 +405,39 @@ int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
     return rc;
 }
 
+int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
+{
+    if (f == NULL || u == NULL || u->url == NULL)
+        return SIEVE_EINVAL;
+    if (f->hosts == NULL)
+        return SIEVE_ESTATE;
+    pthread_mutex_lock(&f->lock);
+    int rc = f->st.in_flight == 0 ? SIEVE_ESTATE
+                                  : hosts_requeue(f->hosts, u->host, u->url, u->len, u->depth);
+    if (rc == SIEVE_OK) {
+        f->st.in_flight--;
+        f->st.popped--;
+        if (f->waiters > 0)
+            pthread_cond_signal(&f->wake);
+    }
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+int sieve_frontier_hold_host(sieve_frontier *f, const char *host, size_t len, bool hold)
+{
+    if (f == NULL || host == NULL)
+        return SIEVE_EINVAL;
+    if (f->hosts == NULL)
+        return SIEVE_ESTATE;
+    pthread_mutex_lock(&f->lock);
+    int rc = hosts_hold(f->hosts, host, len, hold);
+    if (rc == SIEVE_OK && !hold && f->waiters > 0)
+        pthread_cond_broadcast(&f->wake);
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
 int sieve_frontier_set_host_delay(sieve_frontier *f, const char *host, size_t len, double delay_s)
 {
     if (f == NULL || host == NULL || !(delay_s >= 0))

@@ -17,6 +17,7 @@
  * 256-byte chunk (fifo.c), so a host with a handful of URLs costs a few
  * hundred bytes. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,8 @@ typedef struct host_state {
     size_t name_len;
     uint64_t hash;
     sieve_fifo *queue;
+    sieve_fifo *returned; /* URLs given back unfetched: served first */
+    bool held;            /* given no URL until released */
     unsigned in_flight;
     double next_start; /* earliest start of its next request */
     double delay;      /* between two request starts */
@@ -73,6 +76,7 @@ void hosts_free(sieve_hosts *h)
     for (uint32_t i = 0; i < h->nhosts; i++) {
         free(h->host[i].name);
         sieve_fifo_free(h->host[i].queue);
+        sieve_fifo_free(h->host[i].returned);
     }
     free(h->host);
     free(h->heap);
@@ -156,10 +160,15 @@ static void heap_remove(sieve_hosts *h, uint32_t id)
 }
 
 /* A host belongs in the heap when it could give a URL. */
+static uint64_t waiting(const host_state *x)
+{
+    return sieve_fifo_length(x->queue) + sieve_fifo_length(x->returned);
+}
+
 static void reconsider(sieve_hosts *h, uint32_t id)
 {
     host_state *x = &h->host[id];
-    int ready = sieve_fifo_length(x->queue) > 0 && x->in_flight < h->policy.max_conns;
+    int ready = !x->held && waiting(x) > 0 && x->in_flight < h->policy.max_conns;
     if (ready && x->heap_pos < 0)
         heap_insert(h, id);
     else if (!ready && x->heap_pos >= 0)
@@ -278,7 +287,8 @@ int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, ui
         *next_ready = x->next_start;
         return SIEVE_EAGAIN;
     }
-    int rc = sieve_fifo_pop(x->queue, buf, cap, len, tag);
+    sieve_fifo *from = sieve_fifo_length(x->returned) > 0 ? x->returned : x->queue;
+    int rc = sieve_fifo_pop(from, buf, cap, len, tag);
     if (rc != SIEVE_OK)
         return rc;
     h->queued--;
@@ -298,6 +308,32 @@ int hosts_done(sieve_hosts *h, uint32_t host_id)
     int was_ready = h->host[host_id].heap_pos >= 0;
     reconsider(h, host_id);
     return !was_ready && h->host[host_id].heap_pos >= 0;
+}
+
+int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag)
+{
+    if (host_id >= h->nhosts || h->host[host_id].in_flight == 0)
+        return SIEVE_ESTATE;
+    host_state *x = &h->host[host_id];
+    if (x->returned == NULL && sieve_fifo_new(&x->returned) != SIEVE_OK)
+        return SIEVE_ENOMEM;
+    int rc = sieve_fifo_push(x->returned, url, len, tag);
+    if (rc != SIEVE_OK)
+        return rc;
+    x->in_flight--;
+    h->queued++;
+    reconsider(h, host_id);
+    return SIEVE_OK;
+}
+
+int hosts_hold(sieve_hosts *h, const char *name, size_t len, bool held)
+{
+    int64_t id = lookup(h, name, len, 1);
+    if (id < 0)
+        return (int)id;
+    h->host[id].held = held;
+    reconsider(h, (uint32_t)id);
+    return SIEVE_OK;
 }
 
 int hosts_set_delay(sieve_hosts *h, const char *name, size_t len, double delay)
@@ -336,6 +372,6 @@ uint64_t hosts_bytes(const sieve_hosts *h)
                      (uint64_t)h->cap_hosts * (sizeof(host_state) + sizeof(uint32_t)) +
                      (h->table_mask + 1) * sizeof(uint32_t);
     for (uint32_t i = 0; i < h->nhosts; i++)
-        bytes += sieve_fifo_bytes(h->host[i].queue);
+        bytes += sieve_fifo_bytes(h->host[i].queue) + sieve_fifo_bytes(h->host[i].returned);
     return bytes;
 }

@@ -3,6 +3,7 @@
 #ifndef SIEVE_HOSTS_H
 #define SIEVE_HOSTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,14 @@ int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, ui
  * host became ready for another URL, 0 if not, SIEVE_ESTATE for an unknown
  * host or one with nothing in flight. */
 int hosts_done(sieve_hosts *h, uint32_t host_id);
+
+/* Gives back a popped URL of host_id unfetched: it leaves the host's
+ * in-flight count and is served again before the host's other URLs. */
+int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag);
+
+/* Holds a host (it is given no URL) or releases it. Creates the host if
+ * needed. */
+int hosts_hold(sieve_hosts *h, const char *host, size_t len, bool held);
 
 /* Sets a host's own delay between request starts (from robots.txt's
  * Crawl-delay), capped at the policy's max_delay. Creates the host if

@@ -1,0 +1,88 @@
+/* harness.c - see harness.h. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+extern char **environ;
+
+pid_t harness_spawn(char *const argv[], const char *out, const char *err)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ck_assert_msg(rc == 0, "cannot run %s: %s", argv[0], strerror(rc));
+    return pid;
+}
+
+int harness_wait(pid_t pid)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+char *harness_slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    ck_assert_msg(fp != NULL, "%s: %s", path, strerror(errno));
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    char *s = malloc((size_t)n + 1);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, fp), (size_t)n);
+    s[n] = '\0';
+    fclose(fp);
+    return s;
+}
+
+pid_t harness_web_start(const char *dir, const char *host, const char *const *extra, unsigned *port)
+{
+    const char *web = getenv("SIEVE_WEB");
+    ck_assert_msg(web != NULL, "SIEVE_WEB must name sieve-web");
+    char portfile[256];
+    snprintf(portfile, sizeof portfile, "%s/port-%s", dir, host);
+    unlink(portfile);
+    char *argv[64] = {(char *)web, "--host", (char *)host, "--port", "0", "--port-file", portfile};
+    int n = 7;
+    for (; extra != NULL && *extra != NULL && n < 62; extra++)
+        argv[n++] = (char *)*extra;
+    argv[n] = NULL;
+    pid_t pid = harness_spawn(argv, NULL, NULL);
+    *port = 0;
+    for (int i = 0; i < 500 && *port == 0; i++) {
+        FILE *fp = fopen(portfile, "r");
+        if (fp != NULL) {
+            if (fscanf(fp, "%u", port) != 1)
+                *port = 0;
+            fclose(fp);
+        }
+        if (*port == 0)
+            usleep(10000);
+    }
+    ck_assert_msg(*port != 0, "sieve-web did not start on %s", host);
+    return pid;
+}
+
+void harness_web_stop(pid_t pid)
+{
+    if (pid > 0) {
+        kill(pid, SIGTERM);
+        harness_wait(pid);
+    }
+}
