@@ -302,8 +302,9 @@ START_TEST(plan_is_tight_and_meets_p)
             unsigned k;
             ck_assert_int_eq(sieve_bloom_plan((uint64_t)n, ps[i], layouts[l], &m, &k), SIEVE_OK);
             double rate = sieve_bloom_model_fp_rate(layouts[l], m, k, n);
-            ck_assert_msg(rate <= ps[i] && rate > 0.99 * ps[i], "%s p=%g model %g",
-                          layout_name(layouts[l]), ps[i], rate);
+            /* planned 2% under p, and no looser than 3% under */
+            ck_assert_msg(rate <= 0.98 * ps[i] * 1.000001 && rate > 0.97 * ps[i],
+                          "%s p=%g model %g", layout_name(layouts[l]), ps[i], rate);
             /* No layout beats the classic optimum -n ln p / ln2^2. */
             ck_assert_double_ge((double)m, -n * log(ps[i]) / (M_LN2 * M_LN2));
             if (layouts[l] == SIEVE_BLOOM_BLOCKED)
