@@ -5,6 +5,7 @@
  * checks what it pops without keeping a copy of what was pushed. Hot loops
  * check with REQUIRE: a passing ck_assert costs Check a write. */
 #include <check.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +258,41 @@ START_TEST(steady_state_memory_is_bounded)
 }
 END_TEST
 
+/* A reserved chunk on an empty queue holds no entry, and a push after a
+ * reserve lands in it without allocating. */
+START_TEST(reserve_makes_the_next_push_certain)
+{
+    sieve_fifo *q;
+    ck_assert_int_eq(sieve_fifo_new(&q), SIEVE_OK);
+    ck_assert_int_eq(sieve_fifo_reserve(q, 100), SIEVE_OK);
+    char buf[300];
+    size_t len;
+    ck_assert_int_eq(sieve_fifo_pop(q, buf, sizeof buf, &len, NULL), SIEVE_EAGAIN);
+    ck_assert_int_eq(sieve_fifo_peek_len(q), SIEVE_EAGAIN);
+    ck_assert_uint_eq(sieve_fifo_length(q), 0);
+    uint64_t bytes = sieve_fifo_bytes(q);
+    ck_assert_int_eq(sieve_fifo_push(q, "0123456789", 10, 7), SIEVE_OK);
+    ck_assert_uint_eq(sieve_fifo_bytes(q), bytes);
+    /* fill the chunk, reserve past its end, and keep the order */
+    for (int i = 0; i < 2000; i++) {
+        char e[16];
+        int n = snprintf(e, sizeof e, "e%d", i);
+        ck_assert_int_eq(sieve_fifo_reserve(q, (size_t)n), SIEVE_OK);
+        ck_assert_int_eq(sieve_fifo_push(q, e, (size_t)n, (uint32_t)i), SIEVE_OK);
+    }
+    uint32_t tag;
+    ck_assert_int_eq(sieve_fifo_pop(q, buf, sizeof buf, &len, &tag), SIEVE_OK);
+    ck_assert_uint_eq(tag, 7);
+    for (int i = 0; i < 2000; i++) {
+        ck_assert_int_eq(sieve_fifo_pop(q, buf, sizeof buf, &len, &tag), SIEVE_OK);
+        ck_assert_uint_eq(tag, (uint32_t)i);
+    }
+    ck_assert_int_eq(sieve_fifo_reserve(q, (size_t)SIEVE_FIFO_ENTRY_MAX + 1), SIEVE_ETOOLONG);
+    ck_assert_int_eq(sieve_fifo_reserve(NULL, 1), SIEVE_EINVAL);
+    sieve_fifo_free(q);
+}
+END_TEST
+
 START_TEST(bad_arguments_are_rejected)
 {
     sieve_fifo *q = new_fifo();
@@ -285,6 +321,7 @@ int main(void)
     tcase_add_test(tc, empty_queue_and_empty_entries);
     tcase_add_test(tc, bytes_follow_the_length);
     tcase_add_test(tc, steady_state_memory_is_bounded);
+    tcase_add_test(tc, reserve_makes_the_next_push_certain);
     tcase_add_test(tc, bad_arguments_are_rejected);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);

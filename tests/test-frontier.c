@@ -100,6 +100,32 @@ START_TEST(invalid_urls_are_refused_and_not_marked)
 }
 END_TEST
 
+/* The byte scan goes eight bytes at a time: try every position. */
+START_TEST(a_bad_byte_anywhere_is_found)
+{
+    sieve_frontier *f = make(SIEVE_SEEN_EXACT, 1000, 0, NULL);
+    const unsigned char bad[] = {' ', '\t', '\n', 0x01, 0x20, 0x7f};
+    char url[64];
+    for (size_t b = 0; b < sizeof bad; b++) {
+        for (size_t at = 7; at < 48; at++) {
+            memcpy(url, "http://", 7);
+            memset(url + 7, 'a', 41);
+            url[at] = (char)bad[b];
+            ck_assert_msg(sieve_frontier_push(f, url, 48, 0) == SIEVE_EURL,
+                          "byte 0x%02x at %zu accepted", bad[b], at);
+        }
+    }
+    /* bytes from 0x80 up (UTF-8 left unescaped by a caller) are not refused */
+    for (size_t at = 7; at < 48; at++) {
+        memcpy(url, "http://", 7);
+        memset(url + 7, 'a', 41);
+        url[at] = (char)0xc3;
+        ck_assert_int_eq(sieve_frontier_push(f, url, 48, 0), SIEVE_OK);
+    }
+    sieve_frontier_free(f);
+}
+END_TEST
+
 START_TEST(pop_with_small_buffer_keeps_the_url)
 {
     sieve_frontier *f = make(SIEVE_SEEN_EXACT, 10, 0, NULL);
@@ -259,6 +285,7 @@ int main(void)
     tcase_set_timeout(tc, 240);
     tcase_add_loop_test(tc, push_then_pop_is_fifo_with_depth, 0, 2);
     tcase_add_test(tc, invalid_urls_are_refused_and_not_marked);
+    tcase_add_test(tc, a_bad_byte_anywhere_is_found);
     tcase_add_test(tc, pop_with_small_buffer_keeps_the_url);
     tcase_add_test(tc, mark_seen_blocks_later_pushes);
     tcase_add_test(tc, batch_push_equals_single_pushes);

@@ -37,6 +37,12 @@ void sieve_fifo_free(sieve_fifo *q);
  * queue is unchanged). Empty entries are allowed. */
 int sieve_fifo_push(sieve_fifo *q, const void *data, size_t len, uint32_t tag);
 
+/* Makes room so that the next sieve_fifo_push() of at most len bytes
+ * cannot fail: SIEVE_OK, SIEVE_ETOOLONG or SIEVE_ENOMEM (the queue is
+ * unchanged). Lets a caller commit to other state first, as the frontier
+ * marks a URL seen only when its push is sure to succeed. */
+int sieve_fifo_reserve(sieve_fifo *q, size_t len);
+
 /* Removes the oldest entry, copying it into buf (cap bytes) and setting *len
  * and *tag (tag may be NULL). SIEVE_EAGAIN if the queue is empty. If the
  * entry is longer than cap, returns SIEVE_ERANGE, sets *len to the size

@@ -167,6 +167,35 @@ void sieve_fifo_free(sieve_fifo *q)
     free(q);
 }
 
+/* Links a chunk with room for need bytes at the tail, unless the tail
+ * chunk has that room already. */
+static struct fifo_chunk *room_for(sieve_fifo *q, size_t need)
+{
+    struct fifo_chunk *c = q->tail;
+    if (c != NULL && c->cap - c->tail >= need)
+        return c;
+    c = chunk_get(q, need);
+    if (c == NULL)
+        return NULL;
+    c->next = NULL;
+    c->head = c->tail = 0;
+    if (q->tail != NULL)
+        q->tail->next = c;
+    else
+        q->head = c;
+    q->tail = c;
+    return c;
+}
+
+int sieve_fifo_reserve(sieve_fifo *q, size_t len)
+{
+    if (q == NULL)
+        return SIEVE_EINVAL;
+    if (len > SIEVE_FIFO_ENTRY_MAX)
+        return SIEVE_ETOOLONG;
+    return room_for(q, entry_size(len)) != NULL ? SIEVE_OK : SIEVE_ENOMEM;
+}
+
 int sieve_fifo_push(sieve_fifo *q, const void *data, size_t len, uint32_t tag)
 {
     if (q == NULL || (data == NULL && len > 0))
@@ -174,19 +203,9 @@ int sieve_fifo_push(sieve_fifo *q, const void *data, size_t len, uint32_t tag)
     if (len > SIEVE_FIFO_ENTRY_MAX)
         return SIEVE_ETOOLONG;
     size_t need = entry_size(len);
-    struct fifo_chunk *c = q->tail;
-    if (c == NULL || c->cap - c->tail < need) {
-        c = chunk_get(q, need);
-        if (c == NULL)
-            return SIEVE_ENOMEM;
-        c->next = NULL;
-        c->head = c->tail = 0;
-        if (q->tail != NULL)
-            q->tail->next = c;
-        else
-            q->head = c;
-        q->tail = c;
-    }
+    struct fifo_chunk *c = room_for(q, need);
+    if (c == NULL)
+        return SIEVE_ENOMEM;
     unsigned char *p = c->data + c->tail;
     size_t n = varint_put(p, len);
     tag_put(p + n, tag);
@@ -201,9 +220,11 @@ int sieve_fifo_pop(sieve_fifo *q, void *buf, size_t cap, size_t *len, uint32_t *
 {
     if (q == NULL || len == NULL || (buf == NULL && cap > 0))
         return SIEVE_EINVAL;
-    struct fifo_chunk *c = q->head;
-    if (c == NULL)
+    /* The tail may be an empty chunk made by sieve_fifo_reserve(); the
+     * length, not the chunk list, says whether there is an entry. */
+    if (q->length == 0)
         return SIEVE_EAGAIN;
+    struct fifo_chunk *c = q->head;
     const unsigned char *p = c->data + c->head;
     size_t n_len;
     size_t n = varint_get(p, &n_len);
@@ -216,7 +237,8 @@ int sieve_fifo_pop(sieve_fifo *q, void *buf, size_t cap, size_t *len, uint32_t *
         memcpy(buf, p + n + TAG_BYTES, n_len);
     c->head += n + TAG_BYTES + n_len;
     q->length--;
-    /* Invariant: the head chunk, when there is one, holds an entry. */
+    /* Invariant: while the queue holds entries, the head chunk holds the
+     * oldest. */
     if (c->head == c->tail) {
         q->head = c->next;
         if (q->head == NULL)
@@ -230,7 +252,7 @@ int64_t sieve_fifo_peek_len(const sieve_fifo *q)
 {
     if (q == NULL)
         return SIEVE_EINVAL;
-    if (q->head == NULL)
+    if (q->length == 0)
         return SIEVE_EAGAIN;
     size_t len;
     varint_get(q->head->data + q->head->head, &len);

@@ -8,9 +8,10 @@
  * page of links and prefetches every key's memory first, so the cache
  * misses of a batch overlap instead of queueing up behind each other.
  *
- * No URL is lost to an allocation failure: a URL is appended to the queue
- * before it is marked seen, so if the append fails nothing has changed and
- * the caller gets SIEVE_ENOMEM.
+ * No URL is lost to an allocation failure: a URL is marked seen only when
+ * its place in the queue is sure (reserved first, or appended first with
+ * per-host queues), so if memory runs out nothing has changed and the
+ * caller gets SIEVE_ENOMEM.
  *
  * Completion. in_flight counts URLs popped and not yet reported done().
  * The crawl is over when the queue is empty and in_flight is 0; the thread
@@ -21,6 +22,7 @@
  * warning and doubles the threshold. Messages are formatted and emitted
  * after the lock is released, so a slow log sink never stalls a push. */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -121,6 +123,32 @@ void sieve_frontier_free(sieve_frontier *f)
     free(f);
 }
 
+#define ONES  UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* True if a byte is at most 0x20 or is 0x7f. Eight bytes at a time: every
+ * pushed URL is scanned, and it is the longest loop of a push. (w - 0x21..)
+ * & ~w flags the bytes below 0x21; the same on w ^ 0x7f.. flags 0x7f. Bytes
+ * of 0x80 and up never flag, and a flag is never false when none is
+ * true. */
+static bool has_space_or_control(const char *p, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w, d;
+        memcpy(&w, p + i, 8);
+        d = w ^ (0x7f * ONES);
+        if ((((w - 0x21 * ONES) & ~w) | ((d - ONES) & ~d)) & HIGHS)
+            return true;
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c <= 0x20 || c == 0x7f)
+            return true;
+    }
+    return false;
+}
+
 /* A URL here is already canonical; this only refuses what cannot be one:
  * no scheme, or bytes no URL may carry unescaped. */
 static int check_url(const sieve_frontier *f, const char *url, size_t len)
@@ -141,23 +169,37 @@ static int check_url(const sieve_frontier *f, const char *url, size_t len)
     }
     if (i == len || i + 1 == len)
         return SIEVE_EURL;
-    for (; i < len; i++) {
-        unsigned char c = (unsigned char)url[i];
-        if (c <= 0x20 || c == 0x7f)
-            return SIEVE_EURL;
-    }
-    return SIEVE_OK;
+    return has_space_or_control(url + i, len - i) ? SIEVE_EURL : SIEVE_OK;
 }
 
 /* Enqueue-then-mark, under the lock. See the header comment for the order. */
-static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now)
+/* One FIFO: room is reserved first, so once the seen-set has accepted the
+ * URL its push cannot fail, and the seen-set is probed once. */
+static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h)
+{
+    int rc = sieve_fifo_reserve(f->queue, u->len);
+    if (rc != SIEVE_OK)
+        return rc;
+    rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
+    if (rc == SIEVE_SEEN)
+        f->st.seen++;
+    if (rc != SIEVE_OK)
+        return rc; /* seen, or the exact set out of memory: nothing changed */
+    sieve_fifo_push(f->queue, u->url, u->len, u->depth);
+    f->st.enqueued++;
+    return SIEVE_OK;
+}
+
+/* Per-host queues: a push may need a new host, so it cannot be reserved;
+ * the URL is queued before it is marked, and an append that fails
+ * changes nothing. */
+static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now)
 {
     if (sieve_seen_contains_hashed(f->seen, u->url, u->len, h)) {
         f->st.seen++;
         return SIEVE_SEEN;
     }
-    int rc = f->hosts != NULL ? hosts_push(f->hosts, u->url, u->len, u->depth, now)
-                              : sieve_fifo_push(f->queue, u->url, u->len, u->depth);
+    int rc = hosts_push(f->hosts, u->url, u->len, u->depth, now);
     if (rc != SIEVE_OK)
         return rc;
     rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
@@ -168,6 +210,11 @@ static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, dou
     }
     f->st.enqueued++;
     return SIEVE_OK;
+}
+
+static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now)
+{
+    return f->hosts != NULL ? offer_hosts_locked(f, u, h, now) : offer_fifo_locked(f, u, h);
 }
 
 /* Called with the lock held after URLs were enqueued. */
