@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "sieve/fifo.h"
 #include "sieve/status.h"
 
@@ -54,40 +55,6 @@ struct sieve_fifo {
 #define CHUNK_HEADER offsetof(struct fifo_chunk, data)
 #define REGULAR_CAP  (SIEVE_FIFO_CHUNK - CHUNK_HEADER)
 #define FIRST_CHUNK  256
-
-static size_t varint_len(size_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static size_t varint_put(unsigned char *p, size_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (unsigned char)v;
-    return n;
-}
-
-/* Only ever reads what varint_put() wrote, hence no bounds check. */
-static size_t varint_get(const unsigned char *p, size_t *v)
-{
-    size_t r = 0, n = 0;
-    unsigned shift = 0;
-    while (p[n] & 0x80) {
-        r |= (size_t)(p[n++] & 0x7f) << shift;
-        shift += 7;
-    }
-    *v = r | (size_t)p[n++] << shift;
-    return n;
-}
 
 static void tag_put(unsigned char *p, uint32_t tag)
 {

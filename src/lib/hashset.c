@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "mem.h"
+#include "bytes.h"
 #include "sieve/hashset.h"
 #include "sieve/status.h"
 
@@ -89,46 +90,12 @@ static bool slot_tag_matches(uint64_t slot, sieve_hash h)
     return (slot >> SLOT_POS_BITS) == (h.hi >> SLOT_POS_BITS);
 }
 
-static size_t varint_len(size_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static size_t varint_put(unsigned char *p, size_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (unsigned char)v;
-    return n;
-}
-
-/* Only ever reads what varint_put() wrote, hence no bounds check. */
-static const unsigned char *varint_get(const unsigned char *p, size_t *v)
-{
-    size_t r = 0;
-    unsigned shift = 0;
-    while (*p & 0x80) {
-        r |= (size_t)(*p++ & 0x7f) << shift;
-        shift += 7;
-    }
-    *v = r | (size_t)*p << shift;
-    return p + 1;
-}
-
 /* The stored bytes of the key in slot; *len receives its length. */
 static const unsigned char *arena_key(const sieve_hashset *s, uint64_t slot, size_t *len)
 {
     uint64_t pos = (slot & SLOT_POS_MASK) - 1;
     const unsigned char *p = s->chunks[pos >> ARENA_CHUNK_SHIFT] + (pos & (ARENA_CHUNK - 1));
-    return varint_get(p, len);
+    return p + varint_get(p, len);
 }
 
 static bool slot_holds(const sieve_hashset *s, uint64_t slot, const void *key, size_t len)

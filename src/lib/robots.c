@@ -36,6 +36,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bytes.h"
 #include "sieve/robots.h"
 #include "sieve/status.h"
 
@@ -119,12 +120,6 @@ static bool is_token_char(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_';
 }
 
-static bool is_unreserved(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '.' || c == '_' || c == '~';
-}
-
 /* Bytes sieve_canon_url() percent-encodes in a path or query, plus '#'
  * and '\': neither can stand unescaped in a path and query. */
 static bool must_encode(unsigned char c)
@@ -133,17 +128,6 @@ static bool must_encode(unsigned char c)
         return true;
     return c == '"' || c == '#' || c == '<' || c == '>' || c == '\\' || c == '^' || c == '`' ||
            c == '{' || c == '|' || c == '}';
-}
-
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 static size_t put_escape(char *out, unsigned char c)

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bytes.h"
 #include "sieve/status.h"
 #include "sieve/url.h"
 #include "url-internal.h"
@@ -102,23 +103,6 @@ static void sb_free(sbuf *b)
 
 /* ---- character classes ---- */
 
-static bool is_unreserved(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '.' || c == '_' || c == '~';
-}
-
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static unsigned char lower(unsigned char c)
 {
     return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
@@ -160,8 +144,8 @@ static void prepare(sbuf *b, const char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         if (c == '\t' || c == '\n' || c == '\r')
             continue;
-        if (c == '%' && (i + 2 >= n || hexval((unsigned char)s[i + 1]) < 0 ||
-                         hexval((unsigned char)s[i + 2]) < 0))
+        if (c == '%' && (i + 2 >= n || hex_value((unsigned char)s[i + 1]) < 0 ||
+                         hex_value((unsigned char)s[i + 2]) < 0))
             sb_put(b, "%25", 3);
         else if (must_encode(c))
             put_escape(b, c);
@@ -186,8 +170,8 @@ static void put_normalized(sbuf *b, const char *s, size_t n)
                 sb_putc(b, (char)c);
             continue;
         }
-        int hi = i + 2 < n ? hexval((unsigned char)s[i + 1]) : -1;
-        int lo = hi >= 0 ? hexval((unsigned char)s[i + 2]) : -1;
+        int hi = i + 2 < n ? hex_value((unsigned char)s[i + 1]) : -1;
+        int lo = hi >= 0 ? hex_value((unsigned char)s[i + 2]) : -1;
         if (lo < 0) {
             sb_put(b, "%25", 3);
             continue;

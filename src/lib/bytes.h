@@ -1,0 +1,65 @@
+/* bytes.h - small byte-level helpers shared by libsieve's modules
+ * (internal): LEB128 lengths for the FIFO and the hash set's arena, and
+ * the URI character classes canonicalization and robots.txt agree on. */
+#ifndef SIEVE_BYTES_H
+#define SIEVE_BYTES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Bytes varint_put() writes for v. */
+static inline size_t varint_len(size_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* Writes v as LEB128 (7 bits a byte, low first); returns the bytes written. */
+static inline size_t varint_put(unsigned char *p, size_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+/* Reads what varint_put() wrote (so no bounds check); returns its length. */
+static inline size_t varint_get(const unsigned char *p, size_t *v)
+{
+    size_t r = 0, n = 0;
+    unsigned shift = 0;
+    while (p[n] & 0x80) {
+        r |= (size_t)(p[n++] & 0x7f) << shift;
+        shift += 7;
+    }
+    *v = r | (size_t)p[n++] << shift;
+    return n;
+}
+
+/* RFC 3986 unreserved: ALPHA DIGIT - . _ ~ */
+static inline bool is_unreserved(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
+}
+
+/* The value of a hex digit, or -1. */
+static inline int hex_value(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+#endif
