@@ -12,6 +12,7 @@ enum {
     EXIT_INTERRUPTED = 130,
 };
 
+int cmd_bench(int argc, char **argv);
 int cmd_crawl(int argc, char **argv);
 
 #endif

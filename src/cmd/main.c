@@ -11,6 +11,7 @@ static void usage(FILE *out)
                  "\n"
                  "commands:\n"
                  "  crawl     crawl the web from a seed list\n"
+                 "  bench     compare the memory and speed of the Bloom and hash-set frontiers\n"
                  "  version   print the version\n"
                  "\n"
                  "'sieve COMMAND --help' describes a command's options.\n");
@@ -25,6 +26,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "crawl") == 0)
         return cmd_crawl(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0)
+        return cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("sieve %s\n", sieve_version());
         return EXIT_OK;
