@@ -16,68 +16,20 @@
  * a 3xx response's target is canonicalized and pushed like a link (same
  * depth, one more hop), so the seen-set decides whether it is fetched. A
  * page reachable by several redirects, or also linked directly, is then
- * fetched once, and a redirect loop ends at its first repeated URL. */
+ * fetched once, and a redirect loop ends at its first repeated URL.
+ *
+ * Every popped URL first passes its host's robots.txt (robots-gate.c),
+ * which may fetch that file in the URL's slot. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include "record.h"
-#include "robots-cache.h"
 #include "scope.h"
 #include "sieve/links.h"
+#include "worker-internal.h"
 #include "worker.h"
-
-#define LINK_BATCH 64
-#define LINK_STORE (CRAWL_URL_MAX + 1) * 4
-
-typedef struct xfer {
-    worker *w;
-    CURL *easy;
-    int busy;
-    char url[CRAWL_URL_MAX + 1];
-    sieve_url popped; /* as the frontier gave it, for done() */
-    /* A robots.txt transfer: its body, and the page that waits for it. */
-    bool robots;
-    char *body;
-    size_t body_len;
-    double started;
-    char page[CRAWL_URL_MAX + 1];
-    sieve_url page_url;
-    uint32_t depth, hops;
-    struct timespec start;
-    char errbuf[CURL_ERROR_SIZE];
-    const char *fail; /* our own reason for aborting, if any */
-    int sniffed;
-    long status;
-    sieve_links *lx;
-    int parse_rc;
-    uint64_t bytes;
-    uint64_t links_found, links_new;
-    /* links waiting to be pushed, their text packed in store */
-    sieve_url batch[LINK_BATCH];
-    size_t host_off[LINK_BATCH], host_len[LINK_BATCH];
-    size_t nbatch, store_used;
-    char store[LINK_STORE];
-} xfer;
-
-/* A popped URL not yet started: its host's robots.txt is being fetched
- * (waiting), or its host's delay since that fetch has not passed. */
-typedef struct parked {
-    sieve_url u; /* u.url is owned */
-    double not_before;
-    bool waiting;
-} parked;
-
-struct worker {
-    crawl *c;
-    CURLM *multi;
-    xfer *slots;
-    unsigned nslots, active;
-    parked *park;
-    unsigned npark, cap_park;
-    char popbuf[CRAWL_URL_MAX + 1];
-};
 
 static double ms_since(const struct timespec *t0)
 {
@@ -184,20 +136,6 @@ static void sniff(xfer *x)
     }
 }
 
-/* robots.txt is the one body kept whole, up to what the parser reads:
- * RFC 9309 lets a crawler stop at 500 KiB. */
-static size_t keep_robots_body(xfer *x, const char *data, size_t n)
-{
-    if (x->body == NULL && (x->body = malloc(SIEVE_ROBOTS_MAX_BYTES)) == NULL) {
-        x->fail = "out of memory";
-        return 0;
-    }
-    size_t room = SIEVE_ROBOTS_MAX_BYTES - x->body_len;
-    memcpy(x->body + x->body_len, data, n < room ? n : room);
-    x->body_len += n < room ? n : room;
-    return n < room ? n : 0; /* past the limit: stop, the rest is not read */
-}
-
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
     xfer *x = ud;
@@ -208,7 +146,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
         return 0;
     }
     if (x->robots)
-        return keep_robots_body(x, data, n);
+        return gate_keep_body(x, data, n);
     if (!x->sniffed)
         sniff(x);
     if (n > c->opts->max_page_bytes - x->bytes) {
@@ -289,7 +227,7 @@ void worker_free(worker *w)
     free(w);
 }
 
-static xfer *free_slot(worker *w)
+xfer *worker_free_slot(worker *w)
 {
     for (unsigned i = 0; i < w->nslots; i++)
         if (!w->slots[i].busy)
@@ -299,7 +237,7 @@ static xfer *free_slot(worker *w)
 
 static void finish(worker *w, xfer *x, CURLcode result);
 
-static double now_s(void)
+double worker_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -307,7 +245,7 @@ static double now_s(void)
 }
 
 /* Starts the transfer of x->url in slot x, prepared by the caller. */
-static void begin(worker *w, xfer *x)
+void worker_begin(worker *w, xfer *x)
 {
     x->busy = 1;
     x->fail = NULL;
@@ -319,7 +257,7 @@ static void begin(worker *w, xfer *x)
     x->nbatch = x->store_used = 0;
     x->body_len = 0;
     clock_gettime(CLOCK_MONOTONIC, &x->start);
-    x->started = now_s();
+    x->started = worker_now();
     curl_easy_setopt(x->easy, CURLOPT_URL, x->url);
     /* robots.txt redirects are followed by curl (RFC 9309: at least five);
      * a page's redirects go through the frontier. */
@@ -333,9 +271,9 @@ static void begin(worker *w, xfer *x)
     w->active++;
 }
 
-static void start_page(worker *w, const sieve_url *u)
+void worker_start_page(worker *w, const sieve_url *u)
 {
-    xfer *x = free_slot(w);
+    xfer *x = worker_free_slot(w);
     memcpy(x->url, u->url, u->len + 1);
     x->robots = false;
     x->popped = *u;
@@ -343,238 +281,7 @@ static void start_page(worker *w, const sieve_url *u)
     x->depth = u->depth & CRAWL_DEPTH_MASK;
     x->hops = u->depth >> CRAWL_HOPS_SHIFT;
     atomic_fetch_add(&w->c->n.started, 1);
-    begin(w, x);
-}
-
-/* The authority of a canonical URL and where its path starts. */
-static void split_url(const char *url, const char **host, size_t *host_len, const char **path)
-{
-    const char *p = strstr(url, "://");
-    p = p ? p + 3 : url;
-    size_t n = strcspn(p, "/?#");
-    *host = p;
-    *host_len = n;
-    *path = p[n] ? p + n : "/";
-}
-
-/* Writes the record of a URL that is not fetched, and releases it. */
-static void refuse(worker *w, const sieve_url *u, const char *why)
-{
-    crawl *c = w->c;
-    record r = {
-        .url = u->url, .final_url = u->url, .depth = u->depth & CRAWL_DEPTH_MASK, .error = why};
-    if (record_write(c->out, &r) != 0)
-        crawl_fail(c, "cannot write the output");
-    atomic_fetch_add(&c->n.refused_robots, 1);
-    sieve_frontier_done(c->frontier, u);
-}
-
-static int park(worker *w, const sieve_url *u, double not_before, bool waiting)
-{
-    if (w->npark == w->cap_park) {
-        unsigned cap = w->cap_park ? w->cap_park * 2 : 16;
-        parked *p = realloc(w->park, cap * sizeof *p);
-        if (p == NULL)
-            return -1;
-        w->park = p;
-        w->cap_park = cap;
-    }
-    char *copy = strdup(u->url);
-    if (copy == NULL)
-        return -1;
-    parked *p = &w->park[w->npark++];
-    *p = (parked){.u = *u, .not_before = not_before, .waiting = waiting};
-    p->u.url = copy;
-    return 0;
-}
-
-/* The delay the frontier keeps between two requests to a host. */
-static double host_delay(const crawl_opts *o, const sieve_robots *rules)
-{
-    if (o->host_connections == 0) /* no per-host scheduling */
-        return 0;
-    double d = o->delay_s, cd = rules != NULL ? sieve_robots_crawl_delay(rules) : -1;
-    if (cd > o->max_crawl_delay_s)
-        cd = o->max_crawl_delay_s;
-    return cd > d ? cd : d;
-}
-
-/* A URL whose host's robots.txt is known: fetch it when its host's delay
- * since the robots.txt request has passed, or refuse it. */
-static void decide(worker *w, const sieve_url *u, const sieve_robots *rules, double fetched_at)
-{
-    const char *host, *path;
-    size_t host_len;
-    split_url(u->url, &host, &host_len, &path);
-    if (!sieve_robots_allowed(rules, path, strlen(path))) {
-        refuse(w, u, "disallowed by robots.txt");
-        return;
-    }
-    double when = fetched_at + host_delay(w->c->opts, rules);
-    if (when > now_s() || w->active == w->nslots) {
-        if (park(w, u, when, false) != 0)
-            refuse(w, u, "out of memory");
-        return;
-    }
-    start_page(w, u);
-}
-
-/* The first URL of a host fetches its robots.txt, in the URL's slot. */
-static void start_robots(worker *w, const sieve_url *u, const char *host, size_t host_len)
-{
-    xfer *x = free_slot(w);
-    memcpy(x->page, u->url, u->len + 1);
-    x->page_url = *u;
-    x->page_url.url = x->page;
-    const char *scheme_end = strstr(u->url, "://");
-    int n = snprintf(x->url, sizeof x->url, "%.*s://%.*s/robots.txt", (int)(scheme_end - u->url),
-                     u->url, (int)host_len, host);
-    if (n < 0 || (size_t)n >= sizeof x->url) {
-        refuse(w, u, "URL too long");
-        return;
-    }
-    x->robots = true;
-    begin(w, x);
-}
-
-/* Gives a popped URL back to the frontier, and its --max-pages
- * reservation with it: it will be popped, and counted, again. */
-static int give_back(worker *w, const sieve_url *u)
-{
-    int rc = sieve_frontier_requeue(w->c->frontier, u);
-    if (rc == SIEVE_OK && w->c->opts->max_pages > 0)
-        atomic_fetch_sub(&w->c->n.reserved, 1);
-    return rc;
-}
-
-/* Routes a popped URL through its host's robots.txt. */
-static void dispatch(worker *w, const sieve_url *u)
-{
-    crawl *c = w->c;
-    if (c->opts->ignore_robots) {
-        start_page(w, u);
-        return;
-    }
-    const char *host, *path;
-    size_t host_len;
-    split_url(u->url, &host, &host_len, &path);
-    const sieve_robots *rules;
-    double fetched_at;
-    bool polite = c->opts->host_connections > 0;
-    switch (robots_cache_lookup(c->robots, host, host_len, now_s(), &rules, &fetched_at)) {
-    case ROBOTS_READY:
-        if (!polite)
-            decide(w, u, rules, fetched_at);
-        else if (sieve_robots_allowed(rules, path, strlen(path)))
-            start_page(w, u); /* popped at its host's turn: go now */
-        else
-            refuse(w, u, "disallowed by robots.txt");
-        break;
-    case ROBOTS_FETCH:
-        /* No other URL of the host goes out until its robots.txt is in. */
-        if (polite)
-            sieve_frontier_hold_host(c->frontier, host, host_len, true);
-        start_robots(w, u, host, host_len);
-        break;
-    case ROBOTS_WAIT:
-        /* Back to the (held) host's queue; without per-host scheduling,
-         * wait here. */
-        if ((!polite || give_back(w, u) != SIEVE_OK) && park(w, u, 0, true) != 0)
-            refuse(w, u, "out of memory");
-        break;
-    }
-}
-
-/* Starts or refuses the parked URLs that can go now. */
-static void run_parked(worker *w)
-{
-    crawl *c = w->c;
-    double now = now_s();
-    unsigned kept = 0;
-    for (unsigned i = 0; i < w->npark; i++) {
-        parked p = w->park[i];
-        const sieve_robots *rules = NULL;
-        double fetched_at = 0;
-        bool go = w->active < w->nslots && !atomic_load(&c->abort_now);
-        if (go && p.waiting) {
-            const char *host, *path;
-            size_t host_len;
-            split_url(p.u.url, &host, &host_len, &path);
-            robots_state st =
-                robots_cache_lookup(c->robots, host, host_len, now, &rules, &fetched_at);
-            if (st == ROBOTS_FETCH) {
-                /* the fetch it waited for failed to store: fetch it here */
-                start_robots(w, &p.u, host, host_len);
-                free((char *)p.u.url);
-                continue;
-            }
-            go = st == ROBOTS_READY;
-        }
-        if (atomic_load(&c->abort_now)) {
-            refuse(w, &p.u, "interrupted");
-            free((char *)p.u.url);
-            continue;
-        }
-        if (!go || (!p.waiting && p.not_before > now)) {
-            w->park[kept++] = p;
-            continue;
-        }
-        if (p.waiting)
-            decide(w, &p.u, rules, fetched_at);
-        else
-            start_page(w, &p.u);
-        free((char *)p.u.url);
-    }
-    w->npark = kept;
-}
-
-/* A robots.txt transfer ended: keep what it says (RFC 9309 2.3.1), then
- * decide about the page that was waiting for it. */
-static void finish_robots(worker *w, xfer *x, CURLcode result)
-{
-    crawl *c = w->c;
-    long status = 0;
-    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-    bool cut = result == CURLE_WRITE_ERROR && x->fail == NULL; /* over the size limit */
-    sieve_robots *rules = NULL;
-    bool temporary = false;
-    if ((result == CURLE_OK || cut) && status >= 200 && status <= 299) {
-        sieve_robots_parse(&rules, x->body, x->body_len, "sieve");
-    } else if ((result == CURLE_OK || cut) && status >= 400 && status <= 499) {
-        sieve_robots_allow_all(&rules);
-    } else {
-        /* 5xx, a redirect loop or an unreachable server: nothing for now */
-        sieve_robots_disallow_all(&rules);
-        temporary = true;
-    }
-    free(x->body);
-    x->body = NULL;
-    x->busy = 0;
-    const char *host, *path;
-    size_t host_len;
-    split_url(x->page, &host, &host_len, &path);
-    double delay = host_delay(c->opts, rules);
-    if (delay > c->opts->delay_s)
-        sieve_frontier_set_host_delay(c->frontier, host, host_len, delay);
-    const sieve_robots *stored = rules;
-    robots_cache_store(c->robots, host, host_len, rules, x->started, now_s(), temporary);
-    atomic_fetch_add(&c->n.robots_fetched, 1);
-    bool polite = c->opts->host_connections > 0;
-    bool allowed = stored != NULL && sieve_robots_allowed(stored, path, strlen(path));
-    if (stored == NULL)
-        refuse(w, &x->page_url, "robots.txt: out of memory");
-    else if (temporary && !allowed)
-        refuse(w, &x->page_url, "robots.txt unavailable: host not crawled for now");
-    else if (!allowed)
-        refuse(w, &x->page_url, "disallowed by robots.txt");
-    else if (!polite)
-        decide(w, &x->page_url, stored, x->started);
-    else if (give_back(w, &x->page_url) != SIEVE_OK)
-        start_page(w, &x->page_url); /* cannot wait its turn: go now */
-    /* The page waits for its host's next turn, after the robots.txt
-     * request, like any other request to the host. */
-    if (polite)
-        sieve_frontier_hold_host(c->frontier, host, host_len, false);
+    worker_begin(w, x);
 }
 
 /* A 3xx answer: its target is queued like a link, one hop further. */
@@ -598,7 +305,7 @@ static const char *follow_redirect(xfer *x, char *final, size_t cap)
 static void finish(worker *w, xfer *x, CURLcode result)
 {
     if (x->robots) {
-        finish_robots(w, x, result);
+        gate_finish_robots(w, x, result);
         return;
     }
     crawl *c = w->c;
@@ -683,7 +390,7 @@ static int top_up(worker *w)
         if (rc != SIEVE_OK && o->max_pages > 0)
             atomic_fetch_sub(&c->n.reserved, 1);
         if (rc == SIEVE_OK)
-            dispatch(w, &u);
+            gate_dispatch(w, &u);
         else if (rc == SIEVE_EAGAIN || rc == SIEVE_ETIMEDOUT)
             return 0;
         else
@@ -729,7 +436,7 @@ void *worker_run(void *arg)
     int no_more = 0;
     while (!no_more || w->active > 0 || w->npark > 0) {
         if (w->npark > 0)
-            run_parked(w);
+            gate_run_parked(w);
         if (!no_more)
             no_more = top_up(w);
         if (w->active == 0) {
