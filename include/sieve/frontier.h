@@ -3,7 +3,8 @@
  *
  * push() enqueues a URL only if the seen-set has not seen it, so every URL
  * is fetched at most once (exactly once with the exact seen-set). pop()
- * hands the oldest URL to a worker, which calls done() when it has
+ * hands the next URL (the oldest, or with per-host scheduling the oldest of
+ * a host that is ready) to a worker, which calls done() when it has
  * finished with it; when the queue is empty and no worker holds a URL the
  * crawl is over and every blocked pop() returns SIEVE_EDRAINED, with no
  * polling. close() stops a crawl early.
@@ -109,7 +110,8 @@ int sieve_frontier_push_batch(sieve_frontier *f, const sieve_url *urls, size_t n
  * SIEVE_OK if it was new, SIEVE_SEEN if not, or the errors of push(). */
 int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len);
 
-/* Takes the oldest URL, copying it into buf (cap bytes, NUL-terminated) and
+/* Takes the next URL (the oldest; with per-host scheduling, the oldest of
+ * the host ready longest), copying it into buf (cap bytes, NUL-terminated) and
  * filling *out (out->url == buf). timeout_ms 0 returns at once, a negative
  * timeout waits without limit. Returns SIEVE_OK; SIEVE_EAGAIN (timeout 0,
  * nothing waiting) or SIEVE_ETIMEDOUT; SIEVE_EDRAINED when the queue is
