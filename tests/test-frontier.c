@@ -100,19 +100,24 @@ START_TEST(invalid_urls_are_refused_and_not_marked)
 }
 END_TEST
 
-/* The byte scan goes eight bytes at a time: try every position. */
+/* The byte scan reads sixteen bytes at a time and the last sixteen again,
+ * with a byte loop below sixteen: try every bad byte at every position of
+ * URLs of every length around those boundaries. */
 START_TEST(a_bad_byte_anywhere_is_found)
 {
     sieve_frontier *f = make(SIEVE_SEEN_EXACT, 1000, 0, NULL);
-    const unsigned char bad[] = {' ', '\t', '\n', 0x01, 0x20, 0x7f};
-    char url[64];
-    for (size_t b = 0; b < sizeof bad; b++) {
-        for (size_t at = 7; at < 48; at++) {
-            memcpy(url, "http://", 7);
-            memset(url + 7, 'a', 41);
-            url[at] = (char)bad[b];
-            ck_assert_msg(sieve_frontier_push(f, url, 48, 0) == SIEVE_EURL,
-                          "byte 0x%02x at %zu accepted", bad[b], at);
+    char url[80];
+    for (size_t len = 9; len <= 72; len++) {
+        for (unsigned bad = 0; bad <= 0x7f; bad++) {
+            if (bad > 0x20 && bad != 0x7f)
+                continue;
+            for (size_t at = 7; at < len; at++) {
+                memcpy(url, "http://", 7);
+                memset(url + 7, 'a', len - 7);
+                url[at] = (char)bad;
+                ck_assert_msg(sieve_frontier_push(f, url, len, 0) == SIEVE_EURL,
+                              "byte 0x%02x at %zu of %zu accepted", bad, at, len);
+            }
         }
     }
     /* bytes from 0x80 up (UTF-8 left unescaped by a caller) are not refused */
@@ -122,6 +127,22 @@ START_TEST(a_bad_byte_anywhere_is_found)
         url[at] = (char)0xc3;
         ck_assert_int_eq(sieve_frontier_push(f, url, 48, 0), SIEVE_OK);
     }
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* http and https take a shortcut; every other scheme the general path. */
+START_TEST(schemes_are_checked_on_both_paths)
+{
+    sieve_frontier *f = make(SIEVE_SEEN_EXACT, 1000, 0, NULL);
+    const char *good[] = {"http://a/", "https://a/", "httpx://a/", "ftp://a/",
+                          "h:x",       "a+b-c.d:x",  "HTTP://a/",  "http:x"};
+    const char *bad[] = {"http:", "https:", "http", "https", "http;//a/", "https!//a/",
+                         "-x:y",  "a b:c",  "1a:b", ":x",    "https:/ a"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        ck_assert_msg(push_str(f, good[i], 0) == SIEVE_OK, "refused '%s'", good[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ck_assert_msg(push_str(f, bad[i], 0) == SIEVE_EURL, "accepted '%s'", bad[i]);
     sieve_frontier_free(f);
 }
 END_TEST
@@ -286,6 +307,7 @@ int main(void)
     tcase_add_loop_test(tc, push_then_pop_is_fifo_with_depth, 0, 2);
     tcase_add_test(tc, invalid_urls_are_refused_and_not_marked);
     tcase_add_test(tc, a_bad_byte_anywhere_is_found);
+    tcase_add_test(tc, schemes_are_checked_on_both_paths);
     tcase_add_test(tc, pop_with_small_buffer_keeps_the_url);
     tcase_add_test(tc, mark_seen_blocks_later_pushes);
     tcase_add_test(tc, batch_push_equals_single_pushes);
