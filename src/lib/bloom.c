@@ -18,8 +18,8 @@
  * fields land on the model (0.99e-4). Fresh bits cost one splitmix64 per
  * seven positions, a few cycles against the cache miss.
  *
- * The positions become an 8-word mask, so add and contains are a handful of
- * word operations on one cache line. After a fixed number of candidates
+ * Add and contains walk the positions on the key's one cache line, testing
+ * and setting bits as they go. After a fixed number of candidates
  * (never reached with a real hash) the probe falls back to a sweep over
  * the block, so a probe always ends.
  *
@@ -54,8 +54,8 @@
 #define BATCH 64u
 
 /* Bits set in x. Portable builds for x86-64 have no popcnt instruction,
- * and __builtin_popcountll becomes a libgcc call on every add; this is a
- * dozen inline operations. */
+ * and __builtin_popcountll becomes a libgcc call per word; this is a dozen
+ * inline operations. */
 static inline unsigned popcount64(uint64_t x)
 {
     x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
@@ -188,56 +188,83 @@ static inline uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-static inline void block_mask(unsigned k, sieve_hash h, uint64_t mask[BLOOM_BLOCK_WORDS])
+/* The stream of candidate positions of one key: 9-bit fields of h.hi,
+ * then of splitmix64 outputs, then (never reached with a real hash) a
+ * sweep of the whole block. */
+typedef struct block_probe {
+    uint64_t word, ctr, hi;
+    unsigned left, tries;
+} block_probe;
+
+static inline void probe_start(block_probe *p, sieve_hash h)
 {
-    uint64_t word = h.hi, ctr = h.hi;
-    unsigned found = 0, tries = 0, left = POS_PER_WORD;
-    memset(mask, 0, BLOOM_BLOCK_WORDS * sizeof(uint64_t));
-    while (found < k) {
-        unsigned pos;
-        if (tries < BLOCK_TRIES) {
-            if (left == 0) {
-                ctr += UINT64_C(0x9e3779b97f4a7c15);
-                word = mix64(ctr);
-                left = POS_PER_WORD;
-            }
-            pos = (unsigned)word & (BLOOM_BLOCK_BITS - 1);
-            word >>= 9;
-            left--;
-        } else {
-            /* 512 consecutive tries visit every bit of the block. */
-            pos = (unsigned)(h.hi + tries) & (BLOOM_BLOCK_BITS - 1);
+    *p = (block_probe){.word = h.hi, .ctr = h.hi, .hi = h.hi, .left = POS_PER_WORD};
+}
+
+static inline unsigned probe_next(block_probe *p)
+{
+    unsigned pos;
+    if (p->tries < BLOCK_TRIES) {
+        if (p->left == 0) {
+            p->ctr += UINT64_C(0x9e3779b97f4a7c15);
+            p->word = mix64(p->ctr);
+            p->left = POS_PER_WORD;
         }
-        tries++;
+        pos = (unsigned)p->word & (BLOOM_BLOCK_BITS - 1);
+        p->word >>= 9;
+        p->left--;
+    } else {
+        /* 512 consecutive tries visit every bit of the block. */
+        pos = (unsigned)(p->hi + p->tries) & (BLOOM_BLOCK_BITS - 1);
+    }
+    p->tries++;
+    return pos;
+}
+
+/* The next position not drawn before for this key; drawn records them, so
+ * a repeated draw is skipped and the key gets k distinct bits. */
+static inline unsigned probe_next_distinct(block_probe *p, uint64_t drawn[BLOOM_BLOCK_WORDS])
+{
+    for (;;) {
+        unsigned pos = probe_next(p);
         uint64_t bit = UINT64_C(1) << (pos & 63);
-        if (!(mask[pos >> 6] & bit)) {
-            mask[pos >> 6] |= bit;
-            found++;
+        if (!(drawn[pos >> 6] & bit)) {
+            drawn[pos >> 6] |= bit;
+            return pos;
         }
     }
 }
 
+/* Add and contains test (and add sets) the block's bits one position at a
+ * time. Counting fresh bits this way costs k tests, where a popcount of the
+ * whole block would cost eight, with no popcount instruction in a portable
+ * x86-64 build. */
 static bool blocked_contains(const sieve_bloom *b, sieve_hash h)
 {
-    uint64_t mask[BLOOM_BLOCK_WORDS];
+    uint64_t drawn[BLOOM_BLOCK_WORDS] = {0};
     const uint64_t *blk = block_of(b, h);
-    block_mask(b->k, h, mask);
-    uint64_t missing = 0;
-    for (unsigned w = 0; w < BLOOM_BLOCK_WORDS; w++)
-        missing |= mask[w] & ~blk[w];
-    return missing == 0;
+    block_probe p;
+    probe_start(&p, h);
+    for (unsigned i = 0; i < b->k; i++) {
+        unsigned pos = probe_next_distinct(&p, drawn);
+        if (!(blk[pos >> 6] & (UINT64_C(1) << (pos & 63))))
+            return false;
+    }
+    return true;
 }
 
 static int blocked_add(sieve_bloom *b, sieve_hash h)
 {
-    uint64_t mask[BLOOM_BLOCK_WORDS];
+    uint64_t drawn[BLOOM_BLOCK_WORDS] = {0};
     uint64_t *blk = block_of(b, h);
-    block_mask(b->k, h, mask);
     unsigned fresh = 0;
-    for (unsigned w = 0; w < BLOOM_BLOCK_WORDS; w++) {
-        /* no branch: which words hold a key's bits is random */
-        fresh += popcount64(mask[w] & ~blk[w]);
-        blk[w] |= mask[w];
+    block_probe p;
+    probe_start(&p, h);
+    for (unsigned i = 0; i < b->k; i++) {
+        unsigned pos = probe_next_distinct(&p, drawn);
+        uint64_t bit = UINT64_C(1) << (pos & 63);
+        fresh += !(blk[pos >> 6] & bit);
+        blk[pos >> 6] |= bit;
     }
     b->bits_set += fresh;
     return fresh ? SIEVE_OK : SIEVE_SEEN;
