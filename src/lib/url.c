@@ -62,12 +62,11 @@ static void sb_init(sbuf *b, char *stack, size_t cap)
     *b = (sbuf){.p = stack, .cap = cap};
 }
 
-static bool sb_reserve(sbuf *b, size_t more)
+/* Grows b to hold more bytes; the slow path of sb_reserve(). */
+static bool sb_grow(sbuf *b, size_t more)
 {
     if (b->failed)
         return false;
-    if (b->len + more <= b->cap)
-        return true;
     size_t cap = b->cap * 2 > b->len + more ? b->cap * 2 : b->len + more;
     char *p = b->heap ? realloc(b->p, cap) : malloc(cap);
     if (!p) {
@@ -82,7 +81,12 @@ static bool sb_reserve(sbuf *b, size_t more)
     return true;
 }
 
-static void sb_put(sbuf *b, const char *s, size_t n)
+static inline bool sb_reserve(sbuf *b, size_t more)
+{
+    return b->len + more <= b->cap ? !b->failed : sb_grow(b, more);
+}
+
+static inline void sb_put(sbuf *b, const char *s, size_t n)
 {
     if (n && sb_reserve(b, n)) {
         memcpy(b->p + b->len, s, n);
@@ -90,9 +94,10 @@ static void sb_put(sbuf *b, const char *s, size_t n)
     }
 }
 
-static void sb_putc(sbuf *b, char c)
+static inline void sb_putc(sbuf *b, char c)
 {
-    sb_put(b, &c, 1);
+    if (sb_reserve(b, 1))
+        b->p[b->len++] = c;
 }
 
 static void sb_free(sbuf *b)
@@ -108,12 +113,13 @@ static unsigned char lower(unsigned char c)
     return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
 }
 
-/* Bytes never literal in a canonical URL. Non-ASCII bytes are left to curl:
- * in a host they are an IDN, elsewhere curl encodes them. */
-static bool must_encode(unsigned char c)
+/* Bytes never literal in a canonical URL: controls, space, DEL and
+ * "<>`{}|^, one bit each in a 128-bit map. Non-ASCII bytes are left to
+ * curl: in a host they are an IDN, elsewhere curl encodes them. */
+static inline bool must_encode(unsigned char c)
 {
-    return c <= 0x20 || c == 0x7f || c == '"' || c == '<' || c == '>' || c == '`' || c == '{' ||
-           c == '}' || c == '|' || c == '^';
+    static const uint64_t map[2] = {UINT64_C(0x50000005ffffffff), UINT64_C(0xb800000140000000)};
+    return c < 0x80 && (map[c >> 6] >> (c & 63) & 1);
 }
 
 static bool is_c0_or_space(unsigned char c)
@@ -140,19 +146,36 @@ static void prepare(sbuf *b, const char *s, size_t n)
     }
     while (n && is_c0_or_space((unsigned char)s[n - 1]))
         n--;
+    size_t run = 0; /* start of the bytes not yet copied, all plain */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c != '%' && !must_encode(c))
+            continue;
+        sb_put(b, s + run, i - run);
+        run = i + 1;
         if (c == '\t' || c == '\n' || c == '\r')
             continue;
-        if (c == '%' && (i + 2 >= n || hex_value((unsigned char)s[i + 1]) < 0 ||
-                         hex_value((unsigned char)s[i + 2]) < 0))
+        if (c == '%' && i + 2 < n && hex_value((unsigned char)s[i + 1]) >= 0 &&
+            hex_value((unsigned char)s[i + 2]) >= 0)
+            sb_putc(b, '%');
+        else if (c == '%')
             sb_put(b, "%25", 3);
-        else if (must_encode(c))
-            put_escape(b, c);
         else
-            sb_putc(b, (char)c);
+            put_escape(b, c);
     }
+    sb_put(b, s + run, n - run);
     sb_putc(b, '\0');
+}
+
+/* Whether curl must encode bytes of a prepared reference: only bytes from
+ * 0x80 up are left for it, and CURLU_URLENCODE costs a copy of the URL one
+ * byte at a time. */
+static bool needs_encoding(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x80)
+            return true;
+    return false;
 }
 
 /* ---- pass 3: the parts curl returns ---- */
@@ -161,13 +184,15 @@ static void prepare(sbuf *b, const char *s, size_t n)
  * upper-cased, a stray '%' encoded. */
 static void put_normalized(sbuf *b, const char *s, size_t n)
 {
+    size_t run = 0; /* start of the bytes not yet copied, all plain */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c != '%' && c < 0x80 && !must_encode(c))
+            continue;
+        sb_put(b, s + run, i - run);
+        run = i + 1;
         if (c != '%') {
-            if (must_encode(c) || c >= 0x80)
-                put_escape(b, c);
-            else
-                sb_putc(b, (char)c);
+            put_escape(b, c);
             continue;
         }
         int hi = i + 2 < n ? hex_value((unsigned char)s[i + 1]) : -1;
@@ -182,7 +207,9 @@ static void put_normalized(sbuf *b, const char *s, size_t n)
         else
             put_escape(b, d);
         i += 2;
+        run = i + 1;
     }
+    sb_put(b, s + run, n - run);
 }
 
 /* Whether path (normalized) holds a "." or ".." segment. */
@@ -544,8 +571,11 @@ static int assemble(const sieve_canon *c, CURLU *u, parts *p, sbuf *out, sieve_c
     bool https = strcasecmp(p->scheme, "https") == 0;
     sb_put(out, https ? "https://" : "http://", https ? 8 : 7);
     size_t host_off = out->len, host_len = strlen(p->host);
-    for (size_t i = 0; i < host_len; i++)
-        sb_putc(out, (char)lower((unsigned char)p->host[i]));
+    if (sb_reserve(out, host_len)) {
+        for (size_t i = 0; i < host_len; i++)
+            out->p[out->len + i] = (char)lower((unsigned char)p->host[i]);
+        out->len += host_len;
+    }
     if (p->port) {
         sb_putc(out, ':');
         sb_put(out, p->port, strlen(p->port));
@@ -586,7 +616,7 @@ static int assemble(const sieve_canon *c, CURLU *u, parts *p, sbuf *out, sieve_c
  * resolved on a copy of it: one parse per link instead of two. */
 static int parse(CURLU **pu, const char *base, CURLU *base_u, const char *ref)
 {
-    const unsigned fl = CURLU_URLENCODE;
+    const unsigned fl = needs_encoding(ref) ? CURLU_URLENCODE : 0;
     if (base_u != NULL) {
         *pu = curl_url_dup(base_u);
         if (*pu == NULL)
