@@ -16,6 +16,7 @@
 #include "sieve/url.h"
 #include "sieve/links.h"
 #include "sieve/robots.h"
+#include "sieve/sitemap.h"
 
 #ifdef __cplusplus
 extern "C" {
