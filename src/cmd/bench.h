@@ -1,0 +1,123 @@
+/* bench.h - what the parts of `sieve bench` share: the contestants, the
+ * options, and the figures one measurement sends back.
+ *
+ * The command is split by concept: bench.c parses the options, checks the
+ * run fits the machine and runs every contestant at every n and p;
+ * bench-run.c makes one measurement in a forked child; bench-report.c
+ * prints the table, the CSV rows and the targets; bench-plot.c draws the
+ * CSV with gnuplot. Only what crosses those lines is declared here. */
+#ifndef SIEVE_BENCH_H
+#define SIEVE_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sieve/sieve.h"
+
+#define LIST_MAX 16 /* values of --n, and of --fp-rate */
+
+typedef struct contestant {
+    const char *name;
+    sieve_seen_kind kind;
+    sieve_bloom_layout layout;
+    bool batch; /* push_batch(), else push() one URL at a time */
+} contestant;
+
+enum { C_BLOOM, C_CLASSIC, C_EXACT, NCONTESTANTS };
+
+/* The contestants, indexed by the enum above (defined in bench.c). */
+extern const contestant bench_contestants[NCONTESTANTS];
+
+typedef struct options {
+    uint64_t n[LIST_MAX];
+    size_t n_count;
+    double p[LIST_MAX];
+    size_t p_count;
+    uint64_t seed;
+    unsigned reps;
+    uint64_t absent;
+    const char *urls, *csv, *plot;
+    bool force;
+    bool progress; /* stderr is a terminal */
+} options;
+
+/* What a child sends back. Plain data, written and read whole. */
+typedef struct result {
+    int status; /* 0, or -1 with error set */
+    char error[200];
+    uint64_t pushed, enqueued, seen, invalid;
+    uint64_t seen_bytes;
+    uint64_t rss_before, rss_after, rss_peak;
+    uint64_t push_ns;
+    uint64_t url_bytes, url_min, url_max;
+    double est_fp_rate;
+    uint64_t absent_queries, absent_hits;
+    double seconds;
+} result;
+
+/* The runs of one contestant at one (n, p), summarized. */
+typedef struct summary {
+    bool ran, ok;
+    char error[240];
+    result first; /* rep 0: memory, counts, the absent check */
+    double ns_median, ns_min, ns_max;
+    double rss_growth_median;
+    double seconds; /* all reps */
+} summary;
+
+/* ---- bench-run.c: measuring ------------------------------------------- */
+
+/* Seconds on CLOCK_MONOTONIC, from an arbitrary origin. */
+double bench_now_seconds(void);
+
+/* Runs contestant c at (n, p) opt->reps times, each in a fresh child, and
+ * fills *s; on a failure, s->ok is false, s->error says why (also printed
+ * on stderr) and the remaining reps are skipped. */
+void bench_run_contestant(const options *opt, int c, uint64_t n, double p, summary *s);
+
+/* ---- bench-report.c: the table, the CSV, the targets ------------------ */
+
+/* Writes n into buf as "1e7" when a round power-of-ten multiple from 1e4
+ * up, else its digits, and returns buf. */
+const char *bench_fmt_count(char *buf, size_t cap, uint64_t n);
+
+/* Writes bytes into buf in B, KiB, MiB, GiB or TiB and returns buf. */
+const char *bench_fmt_bytes(char *buf, size_t cap, double bytes);
+
+/* Prints the command line, the machine, the URL source, the legend and the
+ * table's heading on stdout. */
+void bench_print_preamble(const options *opt, int argc, char **argv, uint64_t avail);
+
+/* Prints the table row of contestant c at (n, p); exact is the exact
+ * frontier's summary at n, which the lost URLs are counted against. */
+void bench_print_row(uint64_t n, double p, int c, const summary *s, const summary *exact);
+
+/* Writes the CSV header line to f. */
+void bench_csv_header(FILE *f);
+
+/* Writes the CSV row of contestant c at (n, p) to f (exact as for
+ * bench_print_row()); a failed run keeps its columns, empty. */
+void bench_csv_row(FILE *f, const options *opt, uint64_t n, double p, int c, const summary *s,
+                   const summary *exact);
+
+/* Prints every target check of res[n index][p index][contestant] and the
+ * verdict over those at their stated n. */
+void bench_print_targets(const options *opt, summary (*res)[LIST_MAX][NCONTESTANTS]);
+
+/* Prints the closing line: the URL lengths exact saw at the first n, the
+ * run's duration in seconds and the load average. */
+void bench_print_footer(const summary *exact, double seconds);
+
+/* ---- bench-plot.c: the plot ------------------------------------------- */
+
+/* Checks --plot before anything runs: a .svg or .png name, and gnuplot in
+ * PATH. Returns -1 to go on (also without --plot), or the exit status. */
+int bench_plot_check(const options *opt);
+
+/* Draws opt->plot from the CSV file csv with gnuplot. Returns EXIT_OK, or
+ * EXIT_FAILURE_RUN after a message on stderr. */
+int bench_plot(const options *opt, const char *csv);
+
+#endif
