@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define PAGES "200"
 
@@ -791,6 +792,17 @@ static int by_string(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Sorts the URLs the crawl c fetched and checks they are the truth t. */
+static void assert_crawl_is_truth(struct crawl *c, const struct lines *t)
+{
+    qsort(c->queue, c->count, sizeof *c->queue, by_string);
+    for (size_t i = 0; i < c->count && i < t->count; i++)
+        ck_assert_msg(strcmp(c->queue[i], t->line[i]) == 0,
+                      "crawl and truth differ at %zu: crawl '%s', truth '%s'", i, c->queue[i],
+                      t->line[i]);
+    ck_assert_uint_eq(c->count, t->count);
+}
+
 START_TEST(truth_equals_a_crawl_over_http)
 {
     char root[64], port[16];
@@ -820,14 +832,8 @@ START_TEST(truth_equals_a_crawl_over_http)
     }
     curl_easy_cleanup(h);
 
-    qsort(c.queue, c.count, sizeof *c.queue, by_string);
-    size_t i = 0;
-    for (; i < c.count && i < t.count; i++)
-        ck_assert_msg(strcmp(c.queue[i], t.line[i]) == 0,
-                      "crawl and truth differ at %zu: crawl '%s', truth '%s'", i, c.queue[i],
-                      t.line[i]);
-    ck_assert_uint_eq(c.count, t.count);
-    for (i = 0; i < c.count; i++)
+    assert_crawl_is_truth(&c, &t);
+    for (size_t i = 0; i < c.count; i++)
         free(c.queue[i]);
     free(c.queue);
     hdestroy_r(&c.seen);
@@ -1367,6 +1373,331 @@ START_TEST(bad_politeness_arguments_are_refused)
 }
 END_TEST
 
+/* ---- --sitemap ---- */
+
+/* Inflates the gzip file in (compressed as a file, not a Content-Encoding)
+ * into out, NUL-terminated. */
+static void gunzip(const struct body *in, struct body *out)
+{
+    memset(out, 0, sizeof *out);
+    out->limit = 64u * 1024 * 1024;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    ck_assert_int_eq(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = (Bytef *)in->data;
+    z.avail_in = (uInt)in->len;
+    int rc;
+    do {
+        char chunk[16384];
+        z.next_out = (Bytef *)chunk;
+        z.avail_out = sizeof chunk;
+        rc = inflate(&z, Z_NO_FLUSH);
+        ck_assert_msg(rc == Z_OK || rc == Z_STREAM_END, "inflate: %d", rc);
+        size_t n = sizeof chunk - z.avail_out;
+        ck_assert_uint_eq(on_data(chunk, 1, n, out), n);
+    } while (rc != Z_STREAM_END);
+    inflateEnd(&z);
+}
+
+/* Calls fn with each location of a sitemap body (gzip inflated first):
+ * the <loc> texts of XML with the predefined entities decoded, or the
+ * lines of a text sitemap. */
+static void sitemap_locs(const struct body *b, void (*fn)(void *, const char *), void *arg)
+{
+    struct body plain = {0};
+    const struct body *in = b;
+    if (b->len >= 2 && (unsigned char)b->data[0] == 0x1f && (unsigned char)b->data[1] == 0x8b) {
+        gunzip(b, &plain);
+        in = &plain;
+    }
+    char loc[2100];
+    if (in->len > 0 && in->data[0] == '<') {
+        static const char *const ent[][2] = {
+            {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"}};
+        for (const char *p = in->data; (p = strstr(p, "<loc>")) != NULL;) {
+            p += 5;
+            const char *end = strstr(p, "</loc>");
+            ck_assert_ptr_nonnull(end);
+            size_t n = 0;
+            while (p < end && n + 1 < sizeof loc) {
+                size_t k = 0;
+                while (k < 5 && strncmp(p, ent[k][0], strlen(ent[k][0])) != 0)
+                    k++;
+                if (k < 5) {
+                    loc[n++] = ent[k][1][0];
+                    p += strlen(ent[k][0]);
+                } else {
+                    loc[n++] = *p++;
+                }
+            }
+            loc[n] = '\0';
+            fn(arg, loc);
+            p = end;
+        }
+    } else {
+        for (const char *p = in->data; p && *p;) {
+            size_t n = strcspn(p, "\n");
+            snprintf(loc, sizeof loc, "%.*s", (int)n, p);
+            if (n > 0)
+                fn(arg, loc);
+            p += n + (p[n] == '\n');
+        }
+    }
+    free(plain.data);
+}
+
+static void collect_loc(void *arg, const char *loc)
+{
+    struct lines *l = arg;
+    l->line = realloc(l->line, (l->count + 1) * sizeof *l->line);
+    ck_assert_ptr_nonnull(l->line);
+    l->line[l->count] = strdup(loc);
+    ck_assert_ptr_nonnull(l->line[l->count]);
+    l->count++;
+}
+
+static void free_locs(struct lines *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        free(l->line[i]);
+    free(l->line);
+    memset(l, 0, sizeof *l);
+}
+
+START_TEST(sitemap_files_list_every_nofollow_page)
+{
+    struct own o;
+    static const char *const extra[] = {"--sitemap", NULL};
+    own_start(&o, "sitemap", "127.0.0.2", extra); /* --pages 10 */
+    char want[256], host[64];
+    snprintf(host, sizeof host, "http://%s:%u", o.host, o.port);
+
+    /* robots.txt names the sitemap on the host the client asked for. */
+    struct reply r;
+    own_fetch(&o, "/robots.txt", &r);
+    ck_assert_int_eq(r.status, 200);
+    snprintf(want, sizeof want, "User-agent: *\nDisallow:\nSitemap: %s/sitemap.xml\n", host);
+    ck_assert_str_eq(r.body.data, want);
+    free(r.body.data);
+
+    /* The index lists the three files, in order. */
+    own_fetch(&o, "/sitemap.xml", &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.type, "application/xml");
+    ck_assert_ptr_nonnull(strstr(
+        r.body.data, "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"));
+    struct lines locs = {0};
+    sitemap_locs(&r.body, collect_loc, &locs);
+    free(r.body.data);
+    static const char *const files[] = {"/sitemaps/pages-1.xml", "/sitemaps/pages-2.xml.gz",
+                                        "/sitemaps/pages-3.txt"};
+    static const char *const types[] = {"application/xml", "application/gzip",
+                                        "text/plain; charset=utf-8"};
+    ck_assert_uint_eq(locs.count, 3);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(want, sizeof want, "%s%s", host, files[i]);
+        ck_assert_str_eq(locs.line[i], want);
+    }
+    free_locs(&locs);
+
+    /* Each file has its type and no Content-Encoding (the .gz one is a
+     * gzip file, not a coding); together they list each page once. */
+    int seen[10] = {0};
+    size_t others = 0;
+    for (size_t i = 0; i < 3; i++) {
+        own_fetch(&o, files[i], &r);
+        ck_assert_int_eq(r.status, 200);
+        ck_assert_str_eq(r.type, types[i]);
+        ck_assert_str_eq(r.encoding, "");
+        if (i == 1) {
+            ck_assert_uint_ge(r.body.len, 2);
+            ck_assert_int_eq((unsigned char)r.body.data[0], 0x1f);
+            ck_assert_int_eq((unsigned char)r.body.data[1], 0x8b);
+        }
+        if (i == 0)
+            ck_assert_ptr_nonnull(strstr(r.body.data, "?from=sitemap&amp;x=1</loc>"));
+        sitemap_locs(&r.body, collect_loc, &locs);
+        free(r.body.data);
+        for (size_t k = 0; k < locs.count; k++) {
+            const char *loc = locs.line[k];
+            size_t hl = strlen(host);
+            unsigned id;
+            int end = 0;
+            if (strncmp(loc, host, hl) == 0 &&
+                sscanf(loc + hl, "/nofollow/%u.html%n", &id, &end) == 1 &&
+                loc[hl + (size_t)end] == '\0' && id < 10) {
+                seen[id]++;
+                continue;
+            }
+            others++;
+            snprintf(want, sizeof want, "%s/p/0.html?from=sitemap&x=1", host);
+            ck_assert_msg(i == 0 &&
+                              (strcmp(locs.line[k], want) == 0 ||
+                               strcmp(locs.line[k], "http://elsewhere.invalid/p/0.html") == 0),
+                          "unexpected location '%s' in %s", locs.line[k], files[i]);
+        }
+        free_locs(&locs);
+    }
+    for (unsigned id = 0; id < 10; id++)
+        ck_assert_msg(seen[id] == 1, "/nofollow/%u.html listed %d times", id, seen[id]);
+    ck_assert_uint_eq(others, 2);
+
+    /* The page with a query is page 0, served as HTML. */
+    own_fetch(&o, "/p/0.html?from=sitemap&x=1", &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(r.type, "text/html; charset=utf-8");
+    ck_assert_ptr_nonnull(strstr(r.body.data, "<title>Page 0</title>"));
+    free(r.body.data);
+    own_stop(&o);
+    own_clean(&o);
+
+    /* Without --sitemap, none of it exists and robots.txt is unchanged. */
+    own_start(&o, "nositemap", NULL, NULL);
+    own_fetch(&o, "/robots.txt", &r);
+    ck_assert_str_eq(r.body.data, "User-agent: *\nDisallow:\n");
+    free(r.body.data);
+    own_fetch(&o, "/sitemap.xml", &r);
+    ck_assert_int_eq(r.status, 404);
+    free(r.body.data);
+    own_fetch(&o, "/sitemaps/pages-3.txt", &r);
+    ck_assert_int_eq(r.status, 404);
+    free(r.body.data);
+    own_stop(&o);
+    own_clean(&o);
+}
+END_TEST
+
+struct sitemap_crawl {
+    struct crawl *c;
+    const char *prefix; /* "http://127.0.0.1:PORT/": host scope */
+    char *maps[8];      /* the sitemap URLs found, read as sitemaps */
+    size_t nmaps;
+};
+
+static void admit_loc(void *arg, const char *loc)
+{
+    struct sitemap_crawl *s = arg;
+    char url[2200];
+    if (canonical(loc, loc, url, sizeof url) == 0 &&
+        strncmp(url, s->prefix, strlen(s->prefix)) == 0)
+        admit(s->c, url);
+}
+
+static void admit_map(void *arg, const char *loc)
+{
+    struct sitemap_crawl *s = arg;
+    ck_assert_uint_lt(s->nmaps, 8);
+    s->maps[s->nmaps++] = strdup(loc);
+    admit_loc(arg, loc);
+}
+
+static int is_map(const struct sitemap_crawl *s, const char *url)
+{
+    for (size_t i = 0; i < s->nmaps; i++)
+        if (strcmp(s->maps[i], url) == 0)
+            return 1;
+    return 0;
+}
+
+START_TEST(sitemap_truth_equals_a_crawl_seeded_from_robots)
+{
+    struct own o;
+    static const char *const extra[] = {"--pages", "50", "--sitemap", NULL};
+    own_start(&o, "smcrawl", NULL, extra); /* the later --pages wins */
+    char prefix[64], port[16], robots[96];
+    own_url(&o, "/", prefix, sizeof prefix);
+    own_url(&o, "/robots.txt", robots, sizeof robots);
+    snprintf(port, sizeof port, "%u", o.port);
+
+    struct crawl c = {.cap = 1u << 16};
+    c.queue = calloc(c.cap, sizeof *c.queue);
+    ck_assert(hcreate_r(c.cap * 2, &c.seen));
+    struct sitemap_crawl s = {.c = &c, .prefix = prefix};
+    CURL *h = curl_easy_init();
+    /* Seeds: "/" and the Sitemap lines of robots.txt, which is not
+     * counted as a fetch of the crawl. */
+    admit(&c, prefix);
+    struct reply r;
+    fetch_with(h, robots, NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    for (const char *p = r.body.data; (p = strstr(p, "\nSitemap: ")) != NULL;) {
+        p += 10;
+        char loc[256];
+        snprintf(loc, sizeof loc, "%.*s", (int)strcspn(p, "\n"), p);
+        admit_map(&s, loc);
+    }
+    free(r.body.data);
+    ck_assert_uint_eq(s.nmaps, 1);
+    for (size_t head = 0; head < c.count; head++) {
+        fetch_with(h, c.queue[head], "decode", &r);
+        if (r.rc == CURLE_OK && r.status / 100 == 3 && r.location[0]) {
+            char url[2200];
+            if (canonical(c.queue[head], r.location, url, sizeof url) == 0)
+                admit(&c, url);
+        } else if (r.rc == CURLE_OK && r.status == 200 && is_map(&s, c.queue[head])) {
+            int index = strstr(c.queue[head], "/sitemap.xml") != NULL;
+            sitemap_locs(&r.body, index ? admit_map : admit_loc, &s);
+        } else if (r.rc == CURLE_OK && r.status == 200 &&
+                   strncasecmp(r.type, "text/html", 9) == 0) {
+            extract(&c, c.queue[head], &r.body);
+        }
+        free(r.body.data);
+    }
+    curl_easy_cleanup(h);
+    own_stop(&o);
+    own_clean(&o);
+    ck_assert_uint_eq(s.nmaps, 4);
+
+    const char *const args[] = {"--truth", "--port", port, "--pages", "50", "--sitemap", NULL};
+    const char *const plain[] = {"--truth", "--port", port, "--pages", "50", NULL};
+    struct lines t, t0;
+    ck_assert_int_eq(run_web(args, &t), 0);
+    ck_assert_int_eq(run_web(plain, &t0), 0);
+    assert_crawl_is_truth(&c, &t);
+    size_t i;
+    /* The sitemaps add themselves, the 50 nofollow pages and the query. */
+    ck_assert_uint_eq(t.count, t0.count + 4 + 50 + 1);
+    ck_assert_uint_eq(count_containing(&t, "/nofollow/"), 50);
+    ck_assert_uint_eq(count_containing(&t, "elsewhere"), 0);
+    ck_assert_uint_eq(count_containing(&t, "/robots.txt"), 0);
+    char want[128];
+    own_url(&o, "/p/0.html?from=sitemap&x=1", want, sizeof want);
+    ck_assert(has_line(&t, want));
+    for (i = 0; i < c.count; i++)
+        free(c.queue[i]);
+    free(c.queue);
+    for (i = 0; i < s.nmaps; i++)
+        free(s.maps[i]);
+    hdestroy_r(&c.seen);
+    lines_free(&t);
+    lines_free(&t0);
+}
+END_TEST
+
+START_TEST(sitemap_needs_robots_allow_and_few_pages)
+{
+    const char *const bad[][6] = {
+        {"--sitemap", "--robots", "404", NULL},
+        {"--robots", "redirect", "--sitemap", NULL},
+        {"--sitemap", "--robots", "hang", NULL},
+        {"--sitemap", "--pages", "120001", NULL},
+        {"--truth", "--sitemap", "--robots", "500", NULL},
+    };
+    struct lines t;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(run_web(bad[i], &t) == 2, "%s %s %s accepted", bad[i][0], bad[i][1],
+                      bad[i][2]);
+        ck_assert_uint_eq(t.count, 0);
+        lines_free(&t);
+    }
+    const char *const ok[] = {"--truth", "--robots", "allow", "--sitemap",
+                              "--pages", "120000",   NULL};
+    ck_assert_int_eq(run_web(ok, &t), 0);
+    ck_assert_uint_gt(t.count, 120000);
+    lines_free(&t);
+}
+END_TEST
+
 static Suite *web_suite(void)
 {
     Suite *s = suite_create("web");
@@ -1400,6 +1731,9 @@ static Suite *web_suite(void)
     tcase_add_test(http, delay_ms_delays_html_pages);
     tcase_add_test(http, truth_ignores_robots);
     tcase_add_test(http, bad_politeness_arguments_are_refused);
+    tcase_add_test(http, sitemap_files_list_every_nofollow_page);
+    tcase_add_test(http, sitemap_truth_equals_a_crawl_seeded_from_robots);
+    tcase_add_test(http, sitemap_needs_robots_allow_and_few_pages);
     suite_add_tcase(s, http);
     return s;
 }

@@ -19,8 +19,19 @@
  *   /loop/a, /loop/b      301 to each other ("b", "a": relative)
  *   /nofollow/ID.html     reached only through nofollow links
  *   /robots.txt           allows everything, or what --robots says; never
- *                         part of the truth, which stays the link graph
+ *                         part of the truth, which stays the link graph;
+ *                         with --sitemap it adds
+ *                         "Sitemap: http://HOST/sitemap.xml"
  *   /robots-moved.txt     allows everything; only with --robots redirect
+ * and with --sitemap (not the default), all absolute URLs on HOST:
+ *   /sitemap.xml          <sitemapindex> of the three files below
+ *   /sitemaps/pages-1.xml    <urlset> (application/xml): /nofollow/ID.html
+ *                            for the first third of the IDs, plus
+ *                            http://elsewhere.invalid/p/0.html (another
+ *                            host) and /p/0.html?from=sitemap&amp;x=1
+ *   /sitemaps/pages-2.xml.gz the second third, a <urlset> gzipped as a
+ *                            file (application/gzip, no Content-Encoding)
+ *   /sitemaps/pages-3.txt    the last third, one URL a line (text/plain)
  * and with --hostile (the default), linked from /hostile/:
  *   /cal/2026/11/         month pages linking "YYYY/MM/" relative for the
  *                         next and previous month: the path grows two
@@ -40,7 +51,11 @@
  *   link to bait.html must not be followed), error.html (500).
  *
  * The truth (truth.c has the exact rules): every URL the crawler requests
- * starting from "/", canonical, sorted bytewise, one a line.
+ * starting from "/", canonical, sorted bytewise, one a line. With
+ * --sitemap the crawler also starts from the sitemap robots.txt names, so
+ * the truth adds /sitemap.xml, the three files, the locations they list on
+ * this host (every /nofollow/ID.html and /p/0.html?from=sitemap&x=1) and
+ * whatever links reach from those; robots.txt itself stays out.
  *
  * For the crawler's politeness tests: --robots makes /robots.txt missing,
  * failing, hanging, moved or any file; --access-log records when each
@@ -85,11 +100,19 @@ static void usage(FILE *out)
             "  --access-log F  append one line per request to F when its response ends:\n"
             "                  START_US END_US STATUS TARGET (CLOCK_MONOTONIC us at\n"
             "                  arrival and at the end; STATUS 0 if none was sent)\n"
+            "  --sitemap       robots.txt names http://HOST/sitemap.xml, an index of\n"
+            "                  /sitemaps/pages-1.xml, pages-2.xml.gz (gzip as a file) and\n"
+            "                  pages-3.txt, which list every /nofollow/ID.html page, a page\n"
+            "                  on another host and /p/0.html?from=sitemap&x=1. Needs\n"
+            "                  --robots allow and --pages at most %u\n"
             "  --truth         print the ground truth for --host and --port (non-zero) and\n"
             "                  exit. The truth is the link graph whatever --robots says:\n"
-            "                  subtract the URLs a disallowing robots.txt forbids yourself\n"
+            "                  subtract the URLs a disallowing robots.txt forbids yourself.\n"
+            "                  With --sitemap it also holds /sitemap.xml, the three files,\n"
+            "                  the URLs they list on this host and what links reach from\n"
+            "                  those (robots.txt never)\n"
             "  --help          show this help\n",
-            WEB_DEFAULT_PORT, WEB_DEFAULT_PAGES);
+            WEB_DEFAULT_PORT, WEB_DEFAULT_PAGES, WEB_SITEMAP_MAX_PAGES);
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -179,6 +202,7 @@ int main(int argc, char **argv)
         OPT_DELAY,
         OPT_ROBOTS,
         OPT_ACCESS_LOG,
+        OPT_SITEMAP,
         OPT_HELP
     };
     static const struct option opts[] = {
@@ -194,6 +218,7 @@ int main(int argc, char **argv)
         {"delay-ms", required_argument, NULL, OPT_DELAY},
         {"robots", required_argument, NULL, OPT_ROBOTS},
         {"access-log", required_argument, NULL, OPT_ACCESS_LOG},
+        {"sitemap", no_argument, NULL, OPT_SITEMAP},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -259,6 +284,9 @@ int main(int argc, char **argv)
         case OPT_ACCESS_LOG:
             cfg.access_log = optarg;
             break;
+        case OPT_SITEMAP:
+            cfg.sitemap = 1;
+            break;
         case OPT_HELP:
             usage(stdout);
             rc = 0;
@@ -275,6 +303,11 @@ int main(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "sieve-web: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
+        goto done;
+    }
+    /* Checked once all options are in, so their order does not matter. */
+    if (web_sitemap_check(&cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "sieve-web: %s\n", err);
         goto done;
     }
     cfg.host = host;

@@ -10,7 +10,14 @@
  *
  * The modes change only what /robots.txt answers, never the link graph or
  * the truth: a test that uses disallow rules subtracts what they forbid
- * from the truth itself. */
+ * from the truth itself.
+ *
+ * With --sitemap the allow file also names http://HOST/sitemap.xml, HOST
+ * being the authority the client asked for, like every absolute link: the
+ * sitemap is then on the host the crawler is seeding, whatever loopback
+ * address or port the instance runs on. Only the allow mode can carry it
+ * (main.c refuses --sitemap with the others), so the other modes' bodies
+ * stay exactly what they were. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +28,13 @@
 #include "web.h"
 
 const char web_robots_allow[] = "User-agent: *\nDisallow:\n";
+
+void web_robots_render_allow(const struct web_config *cfg, const char *host, struct web_buf *out)
+{
+    web_buf_puts(out, web_robots_allow);
+    if (cfg->sitemap)
+        web_buf_printf(out, "Sitemap: http://%s/sitemap.xml\n", host);
+}
 
 /* Reads all of path into a new buffer, refusing more than max bytes.
  * Reading one byte past max instead of trusting st_size also bounds

@@ -188,6 +188,27 @@ static const struct {
     {"/hostile/bait.html", WEB_BAIT},           {"/hostile/error.html", WEB_ERROR},
 };
 
+static const struct {
+    const char *path;
+    enum web_kind kind;
+} sitemap_fixed[] = {
+    {"/sitemap.xml", WEB_SITEMAP_INDEX},
+    {"/sitemaps/pages-1.xml", WEB_SITEMAP_XML},
+    {"/sitemaps/pages-2.xml.gz", WEB_SITEMAP_GZ},
+    {"/sitemaps/pages-3.txt", WEB_SITEMAP_TEXT},
+};
+
+static int route_sitemap(const char *path, struct web_route *r)
+{
+    for (size_t i = 0; i < sizeof sitemap_fixed / sizeof sitemap_fixed[0]; i++) {
+        if (strcmp(path, sitemap_fixed[i].path) == 0) {
+            r->kind = sitemap_fixed[i].kind;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int route_hostile(const struct web_config *cfg, const char *path, struct web_route *r)
 {
     for (size_t i = 0; i < sizeof hostile_fixed / sizeof hostile_fixed[0]; i++) {
@@ -240,6 +261,8 @@ void web_route(const struct web_config *cfg, const char *path, struct web_route 
         r->id = id;
     } else if (route_redirect(cfg, path, r)) {
         /* filled in */
+    } else if (cfg->sitemap && route_sitemap(path, r)) {
+        /* filled in */
     } else if (cfg->hostile) {
         route_hostile(cfg, path, r);
     }
@@ -267,4 +290,10 @@ int web_kind_parsed(enum web_kind kind)
     default:
         return 0;
     }
+}
+
+int web_kind_sitemap(enum web_kind kind)
+{
+    return kind == WEB_SITEMAP_INDEX || kind == WEB_SITEMAP_XML || kind == WEB_SITEMAP_GZ ||
+           kind == WEB_SITEMAP_TEXT;
 }

@@ -249,7 +249,25 @@ static enum MHD_Result send_robots(struct web_server *s, struct MHD_Connection *
     case WEB_ROBOTS_ALLOW:
         break;
     }
-    return send_copy(c, MHD_HTTP_OK, web_robots_allow, strlen(web_robots_allow), text_type);
+    struct web_buf b;
+    web_buf_init(&b);
+    web_robots_render_allow(&s->cfg, host, &b);
+    return send_buf(c, MHD_HTTP_OK, &b, text_type, NULL);
+}
+
+/* The sitemaps carry no Content-Encoding, the gzip one included: it is a
+ * compressed file, which the crawler inflates itself. */
+static enum MHD_Result send_sitemap(struct web_server *s, struct MHD_Connection *c,
+                                    const struct web_route *r, const char *host)
+{
+    struct web_buf b;
+    const char *type = NULL;
+    web_buf_init(&b);
+    if (web_sitemap_render(&s->cfg, r, host, &b, &type) != 0) {
+        web_buf_free(&b);
+        return MHD_NO;
+    }
+    return send_buf(c, MHD_HTTP_OK, &b, type, NULL);
 }
 
 static enum MHD_Result respond(struct web_server *s, struct MHD_Connection *c,
@@ -288,6 +306,11 @@ static enum MHD_Result respond(struct web_server *s, struct MHD_Connection *c,
         return send_stream(s, c, strlen(web_slow_body), read_slow);
     case WEB_GZIP:
         return send_gzip_page(s, c, r, host);
+    case WEB_SITEMAP_INDEX:
+    case WEB_SITEMAP_XML:
+    case WEB_SITEMAP_GZ:
+    case WEB_SITEMAP_TEXT:
+        return send_sitemap(s, c, r, host);
     case WEB_TEXT_HTML:
         if (web_render(&s->cfg, r, host, &b) != 0)
             break;

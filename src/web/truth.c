@@ -18,6 +18,13 @@
  * truth is the link graph. A test whose robots.txt disallows paths
  * subtracts what the rules forbid itself, with the rules it wrote.
  *
+ * With --sitemap the crawler also seeds the host from robots.txt's Sitemap
+ * line, so /sitemap.xml is a second seed. A sitemap is read like a page
+ * whose links are its entries (sitemap.c): the index's three files, and
+ * their locations on this host, which are then walked like any link
+ * target. A location may carry a query; the server ignores queries, so a
+ * URL is routed by its path alone but counted with its query.
+ *
  * The guards, applied to every candidate including the seed:
  *   - the canonical absolute URL is at most WEB_MAX_URL_LEN bytes;
  *   - at most WEB_MAX_SEGMENTS non-empty path segments;
@@ -27,6 +34,7 @@
  * step from an odd count, so counting a trailing empty segment or not
  * gives the same cut; /long/ steps are 300 bytes, so no URL is within 200
  * bytes of the length limit whatever the port's digit count. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +170,20 @@ static int by_string(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Routes canonical target, whose query (if any) the server ignores; buf
+ * holds the path and must live as long as r. */
+static void route_target(const struct web_config *cfg, const char *target, char *buf, size_t n,
+                         struct web_route *r)
+{
+    size_t len = strcspn(target, "?");
+    if (target[len] == '\0') {
+        web_route(cfg, target, r);
+        return;
+    }
+    snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), target);
+    web_route(cfg, buf, r);
+}
+
 long web_truth(const struct web_config *cfg, FILE *out)
 {
     char host[300], prefix[320];
@@ -176,13 +198,18 @@ long web_truth(const struct web_config *cfg, FILE *out)
     if (set_init(&w.seen) != 0)
         return -1;
     admit(&w, "/");
+    if (cfg->sitemap)
+        admit(&w, "/sitemap.xml");
     for (size_t head = 0; head < w.seen.count && !w.failed; head++) {
         struct web_route r;
-        web_route(cfg, w.seen.order[head], &r);
+        char path[WEB_MAX_URL_LEN + 1];
+        route_target(cfg, w.seen.order[head], path, sizeof path, &r);
         if (r.kind == WEB_REDIRECT)
             admit(&w, r.target);
         else if (web_kind_parsed(r.kind))
             web_links(cfg, &r, host, on_link, &w);
+        else if (web_kind_sitemap(r.kind))
+            web_sitemap_entries(cfg, &r, host, on_link, &w);
     }
     long count = -1;
     if (!w.failed) {

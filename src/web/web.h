@@ -17,6 +17,7 @@
  *   hostile.c  response bodies of the hostile resources (streams, gzip, ...)
  *   truth.c    the ground-truth walk and the crawler's guards
  *   robots.c   the --robots modes of /robots.txt
+ *   sitemap.c  the sitemaps of --sitemap
  *   log.c      the access log (--access-log)
  *   server.c   libmicrohttpd glue
  *   main.c     command line */
@@ -47,6 +48,10 @@
 #define WEB_ROBOTS_MAX   (1024u * 1024) /* bytes of a --robots file:PATH body */
 #define WEB_MAX_DELAY_MS 60000u
 
+/* Most pages with --sitemap: a third of them plus two extra URLs stays
+ * under the sitemaps.org limit of 50,000 URLs a file. */
+#define WEB_SITEMAP_MAX_PAGES 120000u
+
 /* How /robots.txt answers (--robots). */
 enum web_robots_mode {
     WEB_ROBOTS_ALLOW,    /* 200, a file that allows everything */
@@ -70,6 +75,7 @@ struct web_config {
     const char *robots_body; /* WEB_ROBOTS_FILE: the body, robots_len bytes */
     size_t robots_len;
     const char *access_log; /* path of the access log, or NULL for none */
+    int sitemap;            /* robots.txt names /sitemap.xml, which is served */
 };
 
 /* ---- buf.c ---- */
@@ -173,6 +179,11 @@ enum web_kind {
     WEB_TEXT_HTML,     /* /hostile/html-as-text.txt */
     WEB_BAIT,          /* /hostile/bait.html */
     WEB_ERROR,         /* /hostile/error.html, a 500 */
+    /* sitemaps, served only with cfg->sitemap */
+    WEB_SITEMAP_INDEX, /* /sitemap.xml, a <sitemapindex> */
+    WEB_SITEMAP_XML,   /* /sitemaps/pages-1.xml, a <urlset> */
+    WEB_SITEMAP_GZ,    /* /sitemaps/pages-2.xml.gz, a gzip file of a <urlset> */
+    WEB_SITEMAP_TEXT,  /* /sitemaps/pages-3.txt, one URL a line */
 };
 
 struct web_route {
@@ -188,13 +199,16 @@ struct web_route {
     int status; /* 301 or 302 */
 };
 
-/* Classifies an already percent-decoded request path. Never fails: unknown
- * paths are WEB_NOT_FOUND. */
+/* Classifies an already percent-decoded request path, without its query.
+ * Never fails: unknown paths are WEB_NOT_FOUND. */
 void web_route(const struct web_config *cfg, const char *path, struct web_route *r);
 
 /* Whether a crawler parses the body of kind for links: an HTML type, a
  * 2xx status and a body that ends within the crawler's limits. */
 int web_kind_parsed(enum web_kind kind);
+
+/* Whether kind is a sitemap, whose entries a crawler reads (sitemap.c). */
+int web_kind_sitemap(enum web_kind kind);
 
 /* The /long/ trap's k-th segment (k >= 1), WEB_LONG_SEG bytes plus NUL. */
 void web_long_segment(unsigned k, char out[WEB_LONG_SEG + 1]);
@@ -269,6 +283,31 @@ void web_robots_free(struct web_config *cfg);
 
 /* The body of the "allow" file, also served at /robots-moved.txt. */
 extern const char web_robots_allow[];
+
+/* Renders /robots.txt in the allow mode for a client that asked for host:
+ * web_robots_allow, then with cfg->sitemap "Sitemap: http://HOST/sitemap.xml". */
+void web_robots_render_allow(const struct web_config *cfg, const char *host, struct web_buf *out);
+
+/* ---- sitemap.c ---- */
+
+/* Checks that cfg allows --sitemap: the allow robots mode (the only one
+ * whose body can name the sitemap) and at most WEB_SITEMAP_MAX_PAGES
+ * pages. Returns 0, or -1 with a sentence in err. */
+int web_sitemap_check(const struct web_config *cfg, char *err, size_t errlen);
+
+/* Enumerates the entries of sitemap r (web_kind_sitemap) in file order,
+ * as web_links() does links: href is the location as the file holds it
+ * before XML escaping (an absolute URL naming host), target its canonical
+ * path, or NULL for a location on another host. Returns 0 or the
+ * callback's stop value. */
+int web_sitemap_entries(const struct web_config *cfg, const struct web_route *r, const char *host,
+                        web_link_fn fn, void *arg);
+
+/* Renders the body of sitemap r into out (gzip-compressed for
+ * WEB_SITEMAP_GZ) and sets *type to its Content-Type. Returns 0, or -1
+ * when out ran out of memory or compression failed. */
+int web_sitemap_render(const struct web_config *cfg, const struct web_route *r, const char *host,
+                       struct web_buf *out, const char **type);
 
 /* ---- log.c ---- */
 
