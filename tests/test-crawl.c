@@ -6,6 +6,7 @@
  * guards. These tests compare the crawler's records with that set. */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ static char tmpdir[64];
 static pid_t web_pid;
 static unsigned port;
 static char base[64];
+static bool sitemap; /* the web runs with --sitemap */
 
 enum { PAGES = 400 };
 
@@ -38,9 +40,16 @@ static void start_web(void)
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     char pages[16];
     snprintf(pages, sizeof pages, "%d", PAGES);
-    const char *extra[] = {"--pages", pages, "--drip-ms", "300", NULL};
+    const char *extra[] = {"--pages", pages, "--drip-ms", "300", sitemap ? "--sitemap" : NULL,
+                           NULL};
     web_pid = harness_web_start(tmpdir, "127.0.0.1", extra, &port);
     snprintf(base, sizeof base, "http://127.0.0.1:%u/", port);
+}
+
+static void start_web_with_sitemap(void)
+{
+    sitemap = true;
+    start_web();
 }
 
 static void stop_web(void)
@@ -51,6 +60,7 @@ static void stop_web(void)
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", tmpdir);
     port = 0;
+    sitemap = false;
 }
 
 /* ---- URL sets ---- */
@@ -83,13 +93,22 @@ static void urlset_free(urlset *s)
     free(s->url);
 }
 
-static urlset truth(void)
+/* The ground truth of the running web; of the web with --sitemap if
+ * with_sitemap. */
+static urlset truth_of(bool with_sitemap)
 {
     char out[128], portarg[16], pages[16];
     path_in_tmp(out, sizeof out, "truth.txt");
     snprintf(portarg, sizeof portarg, "%u", port);
     snprintf(pages, sizeof pages, "%d", PAGES);
-    char *argv[] = {(char *)web_bin, "--truth", "--port", portarg, "--pages", pages, NULL};
+    char *argv[] = {(char *)web_bin,
+                    "--truth",
+                    "--port",
+                    portarg,
+                    "--pages",
+                    pages,
+                    with_sitemap ? "--sitemap" : NULL,
+                    NULL};
     ck_assert_int_eq(harness_wait(harness_spawn(argv, out, NULL)), 0);
     char *text = harness_slurp(out);
     urlset s = {0};
@@ -220,10 +239,11 @@ static void assert_same_sets(const urlset *want, const urlset *got)
 
 /* ---- tests ---- */
 
-START_TEST(exact_seen_set_fetches_exactly_the_ground_truth)
+/* Crawls with args and checks that exactly the web's truth was fetched
+ * (the truth of the web with --sitemap if with_sitemap). */
+static void assert_crawl_is_truth(bool with_sitemap, const char *const *args)
 {
-    urlset want = truth();
-    const char *args[] = {"--seen", "exact", NULL};
+    urlset want = truth_of(with_sitemap);
     crawl_run r = crawl(args);
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
     assert_same_sets(&want, &r.fetched);
@@ -231,17 +251,18 @@ START_TEST(exact_seen_set_fetches_exactly_the_ground_truth)
     urlset_free(&want);
     crawl_run_free(&r);
 }
+
+START_TEST(exact_seen_set_fetches_exactly_the_ground_truth)
+{
+    const char *args[] = {"--seen", "exact", NULL};
+    assert_crawl_is_truth(false, args);
+}
 END_TEST
 
 START_TEST(bloom_at_one_in_a_million_fetches_exactly_the_ground_truth)
 {
-    urlset want = truth();
     const char *args[] = {"--seen", "bloom", "--fp-rate", "1e-6", "--capacity", "200000", NULL};
-    crawl_run r = crawl(args);
-    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
-    assert_same_sets(&want, &r.fetched);
-    urlset_free(&want);
-    crawl_run_free(&r);
+    assert_crawl_is_truth(false, args);
 }
 END_TEST
 
@@ -420,6 +441,127 @@ START_TEST(bad_arguments_and_seeds_get_clear_errors)
 }
 END_TEST
 
+/* ---- sitemaps ---- */
+
+/* robots.txt names a sitemap index, which names an XML, a gzipped XML and
+ * a text sitemap; between them they list the pages only nofollow links
+ * reach. The crawl fetches exactly what the web's --sitemap truth says. */
+START_TEST(sitemaps_seed_the_host)
+{
+    urlset want = truth_of(true);
+    const char *args[] = {"--seen", "exact", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
+    assert_same_sets(&want, &r.fetched);
+    ck_assert_msg(strstr(r.log, "sitemaps: 4 queued, 0 left out") != NULL, "%s", r.log);
+    const char *files[] = {"sitemap.xml", "sitemaps/pages-1.xml", "sitemaps/pages-2.xml.gz",
+                           "sitemaps/pages-3.txt"};
+    char url[256], rec[8192], v[256];
+    size_t listed = 0;
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(url, sizeof url, "%s%s", base, files[i]);
+        ck_assert_msg(record_of(&r, url, rec, sizeof rec) == 0, "no record of %s", url);
+        ck_assert_int_eq(field(rec, "error", v, sizeof v), 0);
+        ck_assert_msg(strcmp(v, "null") == 0, "%s", rec);
+        ck_assert_int_eq(field(rec, "links_found", v, sizeof v), 0);
+        listed += strtoull(v, NULL, 10);
+    }
+    /* 3 sitemaps, PAGES nofollow pages, one page with a query, one page on
+     * another host (left out by the host scope) */
+    ck_assert_uint_eq(listed, 3 + PAGES + 2);
+    ck_assert_msg(strstr(r.records, "elsewhere.invalid") == NULL, "off-site URL fetched");
+    urlset_free(&want);
+    crawl_run_free(&r);
+}
+END_TEST
+
+START_TEST(no_sitemaps_leaves_them_unread)
+{
+    const char *args[] = {"--seen", "exact", "--no-sitemaps", NULL};
+    assert_crawl_is_truth(false, args);
+}
+END_TEST
+
+/* --max-sitemaps 1: the index is read, the sitemaps it lists are not. */
+START_TEST(max_sitemaps_is_honoured)
+{
+    const char *args[] = {"--seen", "exact", "--max-sitemaps", "1", NULL};
+    crawl_run r = crawl(args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
+    ck_assert_msg(strstr(r.log, "sitemaps: 1 queued, 3 left out") != NULL, "%s", r.log);
+    ck_assert_ptr_null(strstr(r.records, "/sitemaps/pages-"));
+    ck_assert_ptr_null(strstr(r.records, "/nofollow/"));
+    crawl_run_free(&r);
+}
+END_TEST
+
+/* Sitemap lines naming what is no sitemap: a text file, an HTML page, a
+ * 404 and a page that never ends. Each gets a record that says so, and
+ * the crawl completes. Relative Sitemap values resolve against the
+ * robots.txt URL. */
+START_TEST(bad_sitemaps_end_with_clear_records)
+{
+    char robots[128];
+    path_in_tmp(robots, sizeof robots, "robots.txt");
+    FILE *fp = fopen(robots, "w");
+    fputs("User-agent: *\nDisallow:\nSitemap: /files/3.txt\nSitemap: /hostile/malformed.html\n"
+          "Sitemap: /missing/1.html\nSitemap: /hostile/endless.html\n",
+          fp);
+    fclose(fp);
+    char robots_arg[160];
+    snprintf(robots_arg, sizeof robots_arg, "file:%s", robots);
+    const char *extra[] = {"--pages", "20", "--robots", robots_arg, NULL};
+    unsigned p2;
+    pid_t pid = harness_web_start(tmpdir, "127.0.0.2", extra, &p2);
+    char seed[64], out[128], err[128];
+    snprintf(seed, sizeof seed, "http://127.0.0.2:%u/", p2);
+    path_in_tmp(out, sizeof out, "bad-sitemaps.jsonl");
+    path_in_tmp(err, sizeof err, "bad-sitemaps.txt");
+    char *argv[] = {(char *)sieve_bin,
+                    "crawl",
+                    "-q",
+                    "--delay",
+                    "0",
+                    "--host-connections",
+                    "8",
+                    "--max-page-bytes",
+                    "100000",
+                    "--timeout",
+                    "20",
+                    "-o",
+                    out,
+                    seed,
+                    NULL};
+    int st = harness_wait(harness_spawn(argv, NULL, err));
+    harness_web_stop(pid);
+    char *log = harness_slurp(err);
+    ck_assert_msg(st == 0, "exit %d: %s", st, log);
+    ck_assert_msg(strstr(log, "sitemaps: 4 queued") != NULL, "%s", log);
+    crawl_run r = {.records = harness_slurp(out), .log = log};
+    struct {
+        const char *path, *error;
+    } cases[] = {
+        {"files/3.txt", "not a sitemap"},
+        {"hostile/malformed.html", "not a sitemap"},
+        {"missing/1.html", NULL},
+        /* refused at its root element: the download stops there */
+        {"hostile/endless.html", "not a sitemap"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char url[128], rec[8192], v[256];
+        snprintf(url, sizeof url, "%s%s", seed, cases[i].path);
+        ck_assert_msg(record_of(&r, url, rec, sizeof rec) == 0, "no record of %s", url);
+        ck_assert_int_eq(field(rec, "error", v, sizeof v), 0);
+        if (cases[i].error != NULL)
+            ck_assert_msg(strstr(v, cases[i].error) != NULL, "%s: error '%s'", url, v);
+        else
+            ck_assert_msg(strcmp(v, "null") == 0, "%s", rec);
+    }
+    free(r.records);
+    free(r.log);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("crawl");
@@ -437,6 +579,14 @@ int main(void)
     tcase_add_test(tc, sigint_stops_the_crawl_cleanly);
     tcase_add_test(tc, bad_arguments_and_seeds_get_clear_errors);
     suite_add_tcase(s, tc);
+    TCase *sm = tcase_create("sitemaps");
+    tcase_add_checked_fixture(sm, start_web_with_sitemap, stop_web);
+    tcase_set_timeout(sm, 240);
+    tcase_add_test(sm, sitemaps_seed_the_host);
+    tcase_add_test(sm, no_sitemaps_leaves_them_unread);
+    tcase_add_test(sm, max_sitemaps_is_honoured);
+    tcase_add_test(sm, bad_sitemaps_end_with_clear_records);
+    suite_add_tcase(s, sm);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);

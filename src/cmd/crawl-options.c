@@ -29,8 +29,10 @@ static const char usage_text[] =
     "      --delay S              seconds between two requests to a host (default 1;\n"
     "                             0 for a web of your own)\n"
     "      --max-crawl-delay S    cap on a robots.txt Crawl-delay (default 30)\n"
-    "      --ignore-robots        do not fetch or obey robots.txt\n"
+    "      --ignore-robots        do not fetch or obey robots.txt (nor read sitemaps)\n"
     "      --robots-expiry S      seconds a robots.txt stays valid (default 86400)\n"
+    "      --no-sitemaps          do not seed hosts from their robots.txt Sitemap lines\n"
+    "      --max-sitemaps N       sitemap files queued in the crawl (default 10000)\n"
     "      --connect-timeout S    seconds to connect (default 10)\n"
     "      --timeout S            seconds for a whole transfer (default 60)\n"
     "      --low-speed BYTES,S    abort below BYTES/s for S seconds (default 100,15)\n"
@@ -93,6 +95,8 @@ enum {
     OPT_MAX_CRAWL_DELAY,
     OPT_IGNORE_ROBOTS,
     OPT_ROBOTS_EXPIRY,
+    OPT_NO_SITEMAPS,
+    OPT_MAX_SITEMAPS,
 };
 
 static const struct option long_opts[] = {
@@ -104,6 +108,8 @@ static const struct option long_opts[] = {
     {"max-crawl-delay", required_argument, NULL, OPT_MAX_CRAWL_DELAY},
     {"ignore-robots", no_argument, NULL, OPT_IGNORE_ROBOTS},
     {"robots-expiry", required_argument, NULL, OPT_ROBOTS_EXPIRY},
+    {"no-sitemaps", no_argument, NULL, OPT_NO_SITEMAPS},
+    {"max-sitemaps", required_argument, NULL, OPT_MAX_SITEMAPS},
     {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"low-speed", required_argument, NULL, OPT_LOW_SPEED},
@@ -212,6 +218,8 @@ void crawl_opts_init(crawl_opts *o)
         .delay_s = 1.0,
         .max_crawl_delay_s = 30.0,
         .robots_expiry_s = 86400.0,
+        .sitemaps = true,
+        .max_sitemaps = 10000,
         .connect_timeout_ms = 10000,
         .timeout_ms = 60000,
         .low_speed_bytes = 100,
@@ -282,6 +290,11 @@ static int apply(int c, const char *arg, crawl_opts *o)
     case OPT_IGNORE_ROBOTS:
         o->ignore_robots = true;
         return 0;
+    case OPT_NO_SITEMAPS:
+        o->sitemaps = false;
+        return 0;
+    case OPT_MAX_SITEMAPS:
+        return parse_u64("max-sitemaps", arg, 0, UINT64_MAX / 2, &o->max_sitemaps);
     case OPT_ROBOTS_EXPIRY:
         return parse_delay("robots-expiry", arg, &o->robots_expiry_s);
     case OPT_TIMEOUT:

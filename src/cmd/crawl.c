@@ -63,7 +63,7 @@ static int add_seed(void *ctx, const char *url, const sieve_canon_info *info)
     crawl *c = ctx;
     if (scope_add_seed(c->scope, url + info->host_off, info->host_len) != SIEVE_OK)
         return -1;
-    int rc = sieve_frontier_push(c->frontier, url, info->len, crawl_tag(0, 0));
+    int rc = sieve_frontier_push(c->frontier, url, info->len, crawl_tag(0, 0, false));
     return rc < 0 ? -1 : 0;
 }
 
@@ -190,6 +190,13 @@ static void summary(crawl *c, double secs, int sig)
     fprintf(stderr, "sieve: robots.txt: %llu fetched, %llu URLs not fetched because of it\n",
             (unsigned long long)atomic_load(&c->n.robots_fetched),
             (unsigned long long)atomic_load(&c->n.refused_robots));
+    fprintf(stderr,
+            "sieve: sitemaps: %llu queued, %llu left out; %llu page entries, %llu not a "
+            "crawlable URL\n",
+            (unsigned long long)atomic_load(&c->n.sitemaps),
+            (unsigned long long)atomic_load(&c->n.sitemaps_left_out),
+            (unsigned long long)atomic_load(&c->n.sitemap_pages),
+            (unsigned long long)atomic_load(&c->n.sitemap_bad));
     fprintf(stderr, "sieve: links left out:");
     for (int v = 1; v < SCOPE_VERDICTS; v++)
         fprintf(stderr, " %s %llu%s", scope_verdict_name((scope_verdict)v),

@@ -34,6 +34,8 @@ struct crawl_opts {
     double delay_s;            /* D: between two requests to a host; default 1 */
     double max_crawl_delay_s;  /* cap on robots.txt Crawl-delay; default 30 */
     bool ignore_robots;        /* --ignore-robots */
+    bool sitemaps;             /* seed hosts from robots.txt Sitemap lines; default on */
+    uint64_t max_sitemaps;     /* sitemap files queued in a crawl; default 10000 */
     double robots_expiry_s;    /* robots.txt kept this long; default 1 day */
     long connect_timeout_ms;   /* default 10 s */
     long timeout_ms;           /* whole transfer; default 60 s */
@@ -76,6 +78,11 @@ typedef struct crawl_counters {
     atomic_uint_fast64_t refused[SCOPE_VERDICTS]; /* links left out, by reason */
     atomic_uint_fast64_t refused_robots;          /* URLs not fetched: robots.txt */
     atomic_uint_fast64_t robots_fetched;          /* robots.txt requests */
+    atomic_uint_fast64_t sitemaps;                /* sitemap files queued */
+    atomic_uint_fast64_t sitemaps_left_out;       /* not queued: --max-sitemaps, or
+                                                     listed by a listed sitemap index */
+    atomic_uint_fast64_t sitemap_pages;           /* page entries read from sitemaps */
+    atomic_uint_fast64_t sitemap_bad;             /* entries that are no crawlable URL */
 } crawl_counters;
 
 typedef struct crawl {
@@ -95,13 +102,16 @@ typedef struct crawl {
 /* Stops the crawl because of an error the run cannot recover from. */
 void crawl_fail(crawl *c, const char *why);
 
-/* The tag a URL carries in the frontier: depth in the low 24 bits,
- * redirect hops taken to reach it in the high 8. */
-#define CRAWL_DEPTH_MASK 0xffffffu
-#define CRAWL_HOPS_SHIFT 24
-static inline uint32_t crawl_tag(uint32_t depth, uint32_t hops)
+/* The tag a URL carries in the frontier: depth in the low 23 bits (held at
+ * the top rather than wrapped), whether the URL names a sitemap in bit 23,
+ * and the redirect hops taken to reach it in the high 8. */
+#define CRAWL_DEPTH_MASK  0x7fffffu
+#define CRAWL_SITEMAP_BIT 0x800000u
+#define CRAWL_HOPS_SHIFT  24
+static inline uint32_t crawl_tag(uint32_t depth, uint32_t hops, bool sitemap)
 {
-    return (depth & CRAWL_DEPTH_MASK) | (hops << CRAWL_HOPS_SHIFT);
+    return (depth < CRAWL_DEPTH_MASK ? depth : CRAWL_DEPTH_MASK) |
+           (sitemap ? CRAWL_SITEMAP_BIT : 0) | (hops << CRAWL_HOPS_SHIFT);
 }
 
 #endif

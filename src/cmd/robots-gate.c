@@ -221,8 +221,9 @@ void gate_finish_robots(worker *w, xfer *x, CURLcode result)
     bool cut = result == CURLE_WRITE_ERROR && x->fail == NULL; /* over the size limit */
     sieve_robots *rules = NULL;
     bool temporary = false;
+    bool parsed = false;
     if ((result == CURLE_OK || cut) && status >= 200 && status <= 299) {
-        sieve_robots_parse(&rules, x->body, x->body_len, "sieve");
+        parsed = sieve_robots_parse(&rules, x->body, x->body_len, "sieve") == SIEVE_OK;
     } else if ((result == CURLE_OK || cut) && status >= 400 && status <= 499) {
         sieve_robots_allow_all(&rules);
     } else {
@@ -242,6 +243,8 @@ void gate_finish_robots(worker *w, xfer *x, CURLcode result)
     const sieve_robots *stored = rules;
     robots_cache_store(c->robots, host, host_len, rules, x->started, worker_now(), temporary);
     atomic_fetch_add(&c->n.robots_fetched, 1);
+    if (parsed)
+        sitemaps_seed(c, x->url, stored);
     bool polite = c->opts->host_connections > 0;
     bool allowed = stored != NULL && sieve_robots_allowed(stored, path, strlen(path));
     if (stored == NULL)

@@ -1,5 +1,6 @@
-/* worker-internal.h - what the fetch worker (worker.c) and its robots.txt
- * gate (robots-gate.c) share: the transfer slots and parked URLs. */
+/* worker-internal.h - what the fetch worker (worker.c), its robots.txt
+ * gate (robots-gate.c) and its sitemap reader (sitemaps.c) share: the
+ * transfer slots and parked URLs. */
 #ifndef SIEVE_WORKER_INTERNAL_H
 #define SIEVE_WORKER_INTERNAL_H
 
@@ -8,6 +9,7 @@
 
 #include "crawl.h"
 #include "sieve/links.h"
+#include "sieve/sitemap.h"
 #include "worker.h"
 
 #define LINK_BATCH 64
@@ -27,12 +29,14 @@ typedef struct xfer {
     char page[CRAWL_URL_MAX + 1];
     sieve_url page_url;
     uint32_t depth, hops;
+    bool sitemap; /* the URL names a sitemap: its body goes to sm */
     struct timespec start;
     char errbuf[CURL_ERROR_SIZE];
     const char *fail; /* our own reason for aborting, if any */
     int sniffed;
     long status;
     sieve_links *lx;
+    sieve_sitemap *sm;
     int parse_rc;
     uint64_t bytes;
     uint64_t links_found, links_new;
@@ -63,6 +67,13 @@ struct worker {
 
 /* worker.c */
 xfer *worker_free_slot(worker *w);
+/* Queues a canonical URL found by transfer x with its frontier tag, if the
+ * scope takes it; returns whether it did. The URL goes out with the next
+ * worker_flush_links(). */
+bool worker_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag);
+/* Pushes the URLs x has queued; one the frontier had seen gives its host
+ * quota back. */
+void worker_flush_links(xfer *x);
 void worker_begin(worker *w, xfer *x);
 void worker_start_page(worker *w, const sieve_url *u);
 double worker_now(void);
@@ -72,5 +83,17 @@ size_t gate_keep_body(xfer *x, const char *data, size_t n);
 void gate_dispatch(worker *w, const sieve_url *u);
 void gate_run_parked(worker *w);
 void gate_finish_robots(worker *w, xfer *x, CURLcode result);
+
+/* sitemaps.c */
+/* robots.txt of the host of robots_url listed these sitemaps: queue them. */
+void sitemaps_seed(crawl *c, const char *robots_url, const sieve_robots *rules);
+/* A sitemap's 2xx response began: start its parser in x->sm. */
+void sitemap_begin(xfer *x);
+/* Feeds a sitemap's body to its parser; returns n, or 0 (which aborts
+ * the transfer, its reason in x->fail) once the parser has given up. */
+size_t sitemap_body(xfer *x, const char *data, size_t n);
+/* The transfer ended; complete says the body arrived whole. Sets the
+ * transfer's link counts and frees the parser. */
+void sitemap_end(xfer *x, bool complete);
 
 #endif

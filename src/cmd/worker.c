@@ -38,9 +38,7 @@ static double ms_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-/* Pushes the batched links; a link the frontier had seen gives its host
- * quota back. */
-static void flush_links(xfer *x)
+void worker_flush_links(xfer *x)
 {
     if (x->nbatch == 0)
         return;
@@ -59,30 +57,31 @@ static void flush_links(xfer *x)
     x->store_used = 0;
 }
 
-/* Queues a canonical URL found by this transfer, if the scope takes it. */
-static void offer(xfer *x, const char *url, size_t len, const sieve_canon_info *info,
-                  uint32_t depth, uint32_t hops)
+bool worker_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag)
 {
     crawl *c = x->w->c;
-    scope_verdict v = scope_check(c->scope, url, url + info->host_off, info->host_len, depth);
+    size_t len = info->len;
+    scope_verdict v =
+        scope_check(c->scope, url, url + info->host_off, info->host_len, tag & CRAWL_DEPTH_MASK);
     if (v != SCOPE_IN) {
         atomic_fetch_add(&c->n.refused[v], 1);
-        return;
+        return false;
     }
     if (x->nbatch == LINK_BATCH || x->store_used + len + 1 > sizeof x->store)
-        flush_links(x);
+        worker_flush_links(x);
     char *dst = x->store + x->store_used;
     memcpy(dst, url, len + 1);
     x->store_used += len + 1;
     x->host_off[x->nbatch] = info->host_off;
     x->host_len[x->nbatch] = info->host_len;
-    x->batch[x->nbatch++] = (sieve_url){.url = dst, .len = len, .depth = crawl_tag(depth, hops)};
+    x->batch[x->nbatch++] = (sieve_url){.url = dst, .len = len, .depth = tag};
+    return true;
 }
 
 static void on_link(void *ctx, const sieve_link *l)
 {
     xfer *x = ctx;
-    offer(x, l->url, l->url_len, &l->info, x->depth + 1, 0);
+    worker_offer(x, l->url, &l->info, crawl_tag(x->depth + 1, 0, false));
 }
 
 static int is_html_type(const char *ct)
@@ -118,9 +117,15 @@ static void sniff(xfer *x)
 {
     x->sniffed = 1;
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+    if (x->status < 200 || x->status > 299)
+        return;
+    if (x->sitemap) {
+        sitemap_begin(x);
+        return;
+    }
     char *ct = NULL;
     curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
-    if (x->status < 200 || x->status > 299 || !is_html_type(ct))
+    if (!is_html_type(ct))
         return;
     char cs[64];
     sieve_links_opts lo = {
@@ -149,13 +154,19 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
         return gate_keep_body(x, data, n);
     if (!x->sniffed)
         sniff(x);
-    if (n > c->opts->max_page_bytes - x->bytes) {
+    /* A sitemap may be larger than a page: its parser has its own limit. */
+    uint64_t limit = c->opts->max_page_bytes;
+    if (x->sitemap && limit < SIEVE_SITEMAP_MAX_BYTES)
+        limit = SIEVE_SITEMAP_MAX_BYTES;
+    if (n > limit - x->bytes) {
         x->fail = "page exceeds the byte limit";
         return 0;
     }
     x->bytes += n;
     if (x->lx != NULL && x->parse_rc == SIEVE_OK)
         x->parse_rc = sieve_links_feed(x->lx, data, n);
+    else if (x->sm != NULL)
+        return sitemap_body(x, data, n);
     return n;
 }
 
@@ -218,6 +229,7 @@ void worker_free(worker *w)
     for (unsigned i = 0; w->slots != NULL && i < w->nslots; i++) {
         free(w->slots[i].body);
         sieve_links_free(w->slots[i].lx);
+        sieve_sitemap_free(w->slots[i].sm);
         if (w->slots[i].easy != NULL)
             curl_easy_cleanup(w->slots[i].easy);
     }
@@ -279,6 +291,7 @@ void worker_start_page(worker *w, const sieve_url *u)
     x->popped = *u;
     x->popped.url = x->url;
     x->depth = u->depth & CRAWL_DEPTH_MASK;
+    x->sitemap = (u->depth & CRAWL_SITEMAP_BIT) != 0;
     x->hops = u->depth >> CRAWL_HOPS_SHIFT;
     atomic_fetch_add(&w->c->n.started, 1);
     worker_begin(w, x);
@@ -298,7 +311,7 @@ static const char *follow_redirect(xfer *x, char *final, size_t cap)
         return sieve_strerror(rc);
     if (x->hops + 1 > c->opts->max_redirects)
         return "too many redirects";
-    offer(x, final, info.len, &info, x->depth, x->hops + 1);
+    worker_offer(x, final, &info, crawl_tag(x->depth, x->hops + 1, x->sitemap));
     return NULL;
 }
 
@@ -326,6 +339,8 @@ static void finish(worker *w, xfer *x, CURLcode result)
         sieve_links_free(x->lx);
         x->lx = NULL;
     }
+    if (x->sm != NULL)
+        sitemap_end(x, x->parse_rc == SIEVE_OK && result == CURLE_OK && x->fail == NULL);
     const char *error = x->fail;
     static _Thread_local char target[CRAWL_URL_MAX + 1];
     const char *final_url = x->url;
@@ -338,7 +353,7 @@ static void finish(worker *w, xfer *x, CURLcode result)
     }
     if (error == NULL && x->parse_rc != SIEVE_OK)
         error = sieve_strerror(x->parse_rc);
-    flush_links(x);
+    worker_flush_links(x);
 
     record r = {
         .url = x->url,

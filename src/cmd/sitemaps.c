@@ -1,0 +1,130 @@
+/* sitemaps.c - hosts seeded from their sitemaps.
+ *
+ * A host's robots.txt may list sitemaps (sitemaps.org): files that name
+ * the host's pages, or further sitemaps. When a robots.txt comes in, its
+ * Sitemap URLs go into the frontier like seeds, tagged as sitemaps
+ * (CRAWL_SITEMAP_BIT), so they are fetched in their host's turn, through
+ * its robots.txt, once each. A tagged URL's 2xx body goes to the sitemap
+ * parser instead of the HTML one, whatever its Content-Type (sitemaps
+ * come as application/xml, text/xml, text/plain or application/gzip),
+ * and each entry is canonicalized against the sitemap's URL and offered
+ * like a link: pages one level deeper than the sitemap, through the scope.
+ *
+ * Bounds. Sitemaps listed by robots.txt are at depth 0 and the sitemaps
+ * an index lists at depth 1; a sitemap listed by one of those is left out,
+ * since the protocol does not let an index list another index and a chain
+ * of them would have no end. At most --max-sitemaps sitemap files are
+ * queued in a crawl, and each file is read up to the protocol's limits
+ * (50,000 entries, 50 MiB uncompressed), which the parser enforces. */
+#include <string.h>
+
+#include "worker-internal.h"
+
+/* Queues one canonical sitemap URL at depth; false if it was not queued. */
+static bool queue_sitemap(crawl *c, const char *url, const sieve_canon_info *info, uint32_t depth)
+{
+    if (atomic_fetch_add(&c->n.sitemaps, 1) >= c->opts->max_sitemaps) {
+        atomic_fetch_sub(&c->n.sitemaps, 1);
+        atomic_fetch_add(&c->n.sitemaps_left_out, 1);
+        return false;
+    }
+    const char *host = url + info->host_off;
+    scope_verdict v = scope_check(c->scope, url, host, info->host_len, depth);
+    if (v == SCOPE_IN &&
+        sieve_frontier_push(c->frontier, url, info->len, crawl_tag(depth, 0, true)) == SIEVE_OK)
+        return true;
+    if (v == SCOPE_IN)
+        scope_release(c->scope, host, info->host_len); /* already seen */
+    else
+        atomic_fetch_add(&c->n.refused[v], 1);
+    atomic_fetch_sub(&c->n.sitemaps, 1);
+    return false;
+}
+
+void sitemaps_seed(crawl *c, const char *robots_url, const sieve_robots *rules)
+{
+    /* With --max-depth 0 only the seeds are fetched: no page a sitemap
+     * lists could be. */
+    if (!c->opts->sitemaps || c->opts->max_depth == 0)
+        return;
+    const char *const *urls;
+    size_t n = sieve_robots_sitemaps(rules, &urls);
+    for (size_t i = 0; i < n; i++) {
+        char url[CRAWL_URL_MAX + 1];
+        sieve_canon_info info;
+        if (sieve_canon_url(c->canon, robots_url, urls[i], strlen(urls[i]), url, sizeof url,
+                            &info) == SIEVE_OK)
+            queue_sitemap(c, url, &info, 0);
+        else
+            atomic_fetch_add(&c->n.sitemaps_left_out, 1);
+    }
+}
+
+static void on_entry(void *ctx, const sieve_sitemap_entry *e)
+{
+    xfer *x = ctx;
+    crawl *c = x->w->c;
+    char url[CRAWL_URL_MAX + 1];
+    sieve_canon_info info;
+    if (sieve_canon_url(c->canon, x->url, e->loc, e->loc_len, url, sizeof url, &info) != SIEVE_OK) {
+        atomic_fetch_add(&c->n.sitemap_bad, 1);
+        return;
+    }
+    if (e->kind == SIEVE_SITEMAP_PAGE) {
+        atomic_fetch_add(&c->n.sitemap_pages, 1);
+        worker_offer(x, url, &info, crawl_tag(x->depth + 1, 0, false));
+    } else if (x->depth == 0) {
+        if (queue_sitemap(c, url, &info, 1))
+            x->links_new++;
+    } else {
+        atomic_fetch_add(&c->n.sitemaps_left_out, 1);
+    }
+}
+
+void sitemap_begin(xfer *x)
+{
+    x->parse_rc = sieve_sitemap_new(&x->sm, NULL, on_entry, x);
+}
+
+/* What a parse error means for the record. */
+static const char *sitemap_error(int rc)
+{
+    switch (rc) {
+    case SIEVE_EFORMAT:
+        return "not a sitemap (neither an XML urlset or sitemapindex nor a URL list), or "
+               "corrupt gzip data";
+    case SIEVE_ETOOLONG:
+        return "sitemap over the protocol's limits (50,000 entries, 50 MiB): the rest was "
+               "not read";
+    case SIEVE_ETRUNCATED:
+        return "sitemap: gzip data cut short";
+    default:
+        return sieve_strerror(rc);
+    }
+}
+
+size_t sitemap_body(xfer *x, const char *data, size_t n)
+{
+    if (x->parse_rc == SIEVE_OK)
+        x->parse_rc = sieve_sitemap_feed(x->sm, data, n);
+    if (x->parse_rc == SIEVE_OK)
+        return n;
+    /* Nothing more of it will be read: stop downloading it. */
+    x->fail = sitemap_error(x->parse_rc);
+    return 0;
+}
+
+void sitemap_end(xfer *x, bool complete)
+{
+    /* An incomplete body is not finished: the entries read stand, and the
+     * transfer's own error says why the rest is missing. */
+    if (complete && x->parse_rc == SIEVE_OK)
+        x->parse_rc = sieve_sitemap_finish(x->sm);
+    if (x->parse_rc != SIEVE_OK && x->fail == NULL)
+        x->fail = sitemap_error(x->parse_rc);
+    sieve_sitemap_stats st;
+    sieve_sitemap_stats_get(x->sm, &st);
+    x->links_found = st.pages + st.sitemaps + st.too_long + st.empty + st.invalid;
+    sieve_sitemap_free(x->sm);
+    x->sm = NULL;
+}
