@@ -162,7 +162,8 @@ void bench_print_row(uint64_t n, double p, int c, const summary *s, const summar
     if (c != C_EXACT && exact->ok) {
         int64_t l = (int64_t)(exact->first.enqueued - r->enqueued);
         snprintf(lost, sizeof lost, "%lld", (long long)l);
-        snprintf(lrate, sizeof lrate, "%.3g", (double)l / (double)exact->first.enqueued);
+        if (exact->first.enqueued > 0) /* else no rate: a file without a valid URL */
+            snprintf(lrate, sizeof lrate, "%.3g", (double)l / (double)exact->first.enqueued);
     }
     if (r->absent_queries > 0)
         snprintf(fpa, sizeof fpa, "%.5g", (double)r->absent_hits / (double)r->absent_queries);
@@ -205,7 +206,10 @@ void bench_csv_row(FILE *f, const options *opt, uint64_t n, double p, int c, con
             s->ns_median, s->ns_min, s->ns_max);
     if (c != C_EXACT && exact->ok) {
         int64_t l = (int64_t)(exact->first.enqueued - r->enqueued);
-        fprintf(f, "%lld,%.9g,", (long long)l, (double)l / (double)exact->first.enqueued);
+        if (exact->first.enqueued > 0)
+            fprintf(f, "%lld,%.9g,", (long long)l, (double)l / (double)exact->first.enqueued);
+        else
+            fprintf(f, "%lld,,", (long long)l);
     } else if (c == C_EXACT) {
         fputs("0,0,", f);
     } else {

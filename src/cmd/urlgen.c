@@ -273,14 +273,16 @@ struct urlgen {
 };
 
 /* Reads the next non-empty line into g->line without its line end. Returns
- * its length, 0 at the end of the file, -1 on a read error or a line longer
- * than URLGEN_LINE_MAX (errno EIO or EMSGSIZE). */
+ * its length, 0 at the end of the file, -1 on a read error (errno says
+ * why) or a line longer than URLGEN_LINE_MAX (errno EMSGSIZE). */
 static long read_line(urlgen *g)
 {
     for (;;) {
+        errno = 0;
         if (fgets(g->line, sizeof g->line, g->file) == NULL) {
             if (ferror(g->file)) {
-                errno = EIO;
+                if (errno == 0) /* keep the cause (EISDIR, ...) when there is one */
+                    errno = EIO;
                 return -1;
             }
             return 0;
