@@ -18,7 +18,7 @@ web=build-release/src/web/sieve-web
 sieve=build-release/src/cmd/sieve
 mkdir -p out
 
-"$web" --port "$port" --pages 5000 --drip-ms 100 --port-file out/web.port &
+"$web" --port "$port" --pages 5000 --sitemap --drip-ms 100 --port-file out/web.port &
 web_pid=$!
 trap 'kill "$web_pid" 2>/dev/null; wait "$web_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
@@ -26,7 +26,7 @@ for _ in $(seq 100); do
   kill -0 "$web_pid" 2>/dev/null || { echo "demo: sieve-web could not listen on 127.0.0.1:$port" >&2; exit 1; }
   sleep 0.05
 done
-echo "demo: local web of 5000 pages (and hostile ones) on http://127.0.0.1:$port/" >&2
+echo "demo: local web of 5000 pages (hostile ones too, and sitemaps) on http://127.0.0.1:$port/" >&2
 
 echo "demo: sieve crawl --delay 0 --host-connections 64 -o out/crawl.jsonl $* seeds/local.txt" >&2
 status=0
@@ -34,7 +34,7 @@ status=0
 "$sieve" crawl --delay 0 --host-connections 64 --low-speed 100,5 -o out/crawl.jsonl "$@" \
   seeds/local.txt || status=$?
 
-"$web" --truth --port "$port" --pages 5000 | sort > out/truth.txt
+"$web" --truth --port "$port" --pages 5000 --sitemap | sort > out/truth.txt
 grep -o '"url":"[^"]*"' out/crawl.jsonl | cut -d'"' -f4 | sort -u > out/fetched.txt
 missing=$(comm -23 out/truth.txt out/fetched.txt | wc -l)
 extra=$(comm -13 out/truth.txt out/fetched.txt | wc -l)
