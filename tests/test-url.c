@@ -117,6 +117,25 @@ START_TEST(rfc3986_abnormal_examples)
 }
 END_TEST
 
+/* A base given as a string may carry raw non-ASCII bytes or spaces even
+ * when the reference has none: they are encoded. */
+START_TEST(raw_bytes_in_the_base_are_encoded)
+{
+    static const row rows[] = {
+        {"y", "http://example.com/caf%C3%A9/y", 0},
+        {"?q", "http://example.com/caf%C3%A9/x?q", 0},
+        {"", "http://example.com/caf%C3%A9/x", 0},
+        {"../z\xc3\xa9", "http://example.com/z%C3%A9", 0},
+    };
+    RUN(dflt, "http://example.com/caf\xc3\xa9/x", rows);
+    static const row spaced[] = {
+        {"y", "http://example.com/a%20b/y", 0},
+        {"#f", "http://example.com/a%20b/x", 0},
+    };
+    RUN(dflt, "http://example.com/a b/x", spaced);
+}
+END_TEST
+
 /* RFC 3986 section 6.2.2 and 6.2.3. */
 START_TEST(normalizes_case_escapes_ports_and_paths)
 {
@@ -582,6 +601,7 @@ int main(void)
     tcase_add_test(tc, rfc3986_normal_examples);
     tcase_add_test(tc, rfc3986_abnormal_examples);
     tcase_add_test(tc, normalizes_case_escapes_ports_and_paths);
+    tcase_add_test(tc, raw_bytes_in_the_base_are_encoded);
     tcase_add_test(tc, escapes_are_decoded_after_parsing);
     tcase_add_test(tc, fragments_are_removed);
     tcase_add_test(tc, whitespace_follows_html_href_rules);

@@ -137,9 +137,11 @@ static void put_escape(sbuf *b, unsigned char c)
 /* ---- pass 1: the reference as written ---- */
 
 /* Trims, drops tab/CR/LF, encodes must_encode() bytes and lone '%'.
- * The result is NUL-terminated in b. */
-static void prepare(sbuf *b, const char *s, size_t n)
+ * The result is NUL-terminated in b. Returns whether a byte from 0x80 up
+ * is left in it, for curl to encode. */
+static bool prepare(sbuf *b, const char *s, size_t n)
 {
+    bool non_ascii = false;
     while (n && is_c0_or_space((unsigned char)s[0])) {
         s++;
         n--;
@@ -149,6 +151,7 @@ static void prepare(sbuf *b, const char *s, size_t n)
     size_t run = 0; /* start of the bytes not yet copied, all plain */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        non_ascii |= c >= 0x80;
         if (c != '%' && !must_encode(c))
             continue;
         sb_put(b, s + run, i - run);
@@ -165,17 +168,7 @@ static void prepare(sbuf *b, const char *s, size_t n)
     }
     sb_put(b, s + run, n - run);
     sb_putc(b, '\0');
-}
-
-/* Whether curl must encode bytes of a prepared reference: only bytes from
- * 0x80 up are left for it, and CURLU_URLENCODE costs a copy of the URL one
- * byte at a time. */
-static bool needs_encoding(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s >= 0x80)
-            return true;
-    return false;
+    return non_ascii;
 }
 
 /* ---- pass 3: the parts curl returns ---- */
@@ -614,9 +607,12 @@ static int assemble(const sieve_canon *c, CURLU *u, parts *p, sbuf *out, sieve_c
 /* Parses the prepared reference, resolving it against base when needed.
  * With base_u, a base parsed once for a whole page, the reference is
  * resolved on a copy of it: one parse per link instead of two. */
-static int parse(CURLU **pu, const char *base, CURLU *base_u, const char *ref)
+static int parse(CURLU **pu, const char *base, CURLU *base_u, const char *ref, bool ref_non_ascii)
 {
-    const unsigned fl = needs_encoding(ref) ? CURLU_URLENCODE : 0;
+    /* A prepared reference leaves curl only bytes from 0x80 up to encode,
+     * and CURLU_URLENCODE costs a copy one byte at a time: asked for only
+     * when needed. A base string is as the caller gave it: always. */
+    const unsigned fl = ref_non_ascii ? CURLU_URLENCODE : 0;
     if (base_u != NULL) {
         *pu = curl_url_dup(base_u);
         if (*pu == NULL)
@@ -632,9 +628,9 @@ static int parse(CURLU **pu, const char *base, CURLU *base_u, const char *ref)
         /* Names the base itself; curl would take the base's directory. */
         if (!base)
             return ref[0] ? SIEVE_EURL : SIEVE_EEMPTY;
-        return map_curl(curl_url_set(u, CURLUPART_URL, base, fl));
+        return map_curl(curl_url_set(u, CURLUPART_URL, base, CURLU_URLENCODE));
     }
-    if (base && curl_url_set(u, CURLUPART_URL, base, fl) != CURLUE_OK)
+    if (base && curl_url_set(u, CURLUPART_URL, base, CURLU_URLENCODE) != CURLUE_OK)
         base = NULL; /* an absolute ref does not need it; a relative one fails below */
     return map_curl(curl_url_set(u, CURLUPART_URL, ref, fl));
 }
@@ -679,10 +675,10 @@ static int canon(const sieve_canon *c, const char *base, CURLU *base_u, const ch
     sbuf r, o;
     sb_init(&r, stack, sizeof stack);
     sb_init(&o, ostack, sizeof ostack);
-    prepare(&r, ref ? ref : "", ref_len);
+    bool non_ascii = prepare(&r, ref ? ref : "", ref_len);
     CURLU *u = NULL;
     parts p = {0};
-    int st = r.failed ? SIEVE_ENOMEM : parse(&u, base, base_u, r.p);
+    int st = r.failed ? SIEVE_ENOMEM : parse(&u, base, base_u, r.p, non_ascii);
     if (st == SIEVE_OK)
         st = get_parts(u, &p);
     if (st == SIEVE_OK)
