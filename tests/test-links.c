@@ -2,11 +2,26 @@
  * nofollow, hostile pages, and chunking that changes nothing. */
 #include <check.h>
 #include <locale.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sieve/sieve.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SIEVE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIEVE_TEST_ASAN 1
+#endif
+#endif
+#if SIEVE_TEST_ASAN
+/* From the sanitizer runtime; gcc ships no header that declares it. */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#else
+#include <malloc.h>
+#endif
 
 #define PAGE "http://example.com/dir/page.html"
 
@@ -519,6 +534,130 @@ START_TEST(chunked_feeding_is_equivalent)
 }
 END_TEST
 
+/* Forty bytes of text: longer than a run the extractor leaves to libxml2. */
+#define RUN40 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+/* Enough for a page the extractor does not hold back until its end. */
+#define RUN600                                                                                     \
+    RUN40 RUN40 RUN40 RUN40 RUN40 RUN40 RUN40 RUN40 RUN40 RUN40 RUN40 RUN40 RUN40 RUN40 RUN40
+
+/* Text runs skipped past libxml2 next to everything that must not be. */
+static const char texty[] =
+    "lead text before any tag " RUN40 "<html><body>"
+    "<p>a > b &amp; " RUN40 "</p><a href=\"/t1\">x</a>"
+    "<a title=\"q> " RUN40 "\" href=\"/t2\">the > sits in a quoted value</a>"
+    "<!-- c> " RUN40 " <a href=\"/in-comment\"> -->"
+    "<script>if (a > b) { " RUN40 " '<a href=\"/in-script\">' }</script>"
+    "<style>p > b { " RUN40 " }</style>"
+    "<p>caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 " RUN40 "</p><a href=\"/\xc3\xa9\">e</a>"
+    "<p>" RUN40 "</p></body></html><p>after the end " RUN40 "</p><a href=\"/t3\">";
+
+START_TEST(skipped_text_changes_no_link)
+{
+    static const char *want = "a http://example.com/t1\n"
+                              "a http://example.com/t2\n"
+                              "a http://example.com/%C3%A9\n"
+                              "a http://example.com/t3\n";
+    sieve_links_opts o = defaults();
+    static const size_t steps[] = {0, 1, 2, 3, 7, 13, 64, 100};
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        sink s = run(PAGE, &o, texty, sizeof texty - 1, steps[i]);
+        ck_assert_msg(strcmp(s.text, want) == 0, "step %zu:\n%s", steps[i], s.text);
+        if (steps[i] == 0)
+            ck_assert_uint_ge(s.st.text_skipped, 5 * 40);
+        free(s.text);
+    }
+    /* A header's UTF-8, however spelled, reads bytes as they are too. */
+    static const char *const utf8[] = {"utf-8", "UTF8", "utf8"};
+    for (size_t i = 0; i < 3; i++) {
+        o.charset = utf8[i];
+        sink s = run(PAGE, &o, texty, sizeof texty - 1, 0);
+        ck_assert_str_eq(s.text, want);
+        ck_assert_uint_ge(s.st.text_skipped, 5 * 40);
+        free(s.text);
+    }
+    /* A converter that changes the bytes: libxml2 reads all of them. */
+    o.charset = "ISO-8859-1";
+    sink l = run(PAGE, &o, texty, sizeof texty - 1, 0);
+    ck_assert_uint_eq(l.st.text_skipped, 0);
+    ck_assert(strstr(l.text, "a http://example.com/t2\n") != NULL);
+    free(l.text);
+}
+END_TEST
+
+START_TEST(skipping_stops_at_bytes_that_are_not_utf8)
+{
+    /* libxml2 reads an undeclared page as ISO-8859-1 from its first byte
+     * that is not UTF-8, which changes how later values decode: the skip
+     * must leave that byte to it. */
+    const char *bad = "<body><p>" RUN600 "caf\xe9 " RUN40 "</p><a href=\"/\xc3\xa9\">";
+    sink s = check_page(bad, "a http://example.com/%C3%83%C2%A9\n");
+    ck_assert_uint_ge(s.st.text_skipped, 600);
+    free(s.text);
+    const char *good = "<body><p>" RUN600 "caf\xc3\xa9 " RUN40 "</p><a href=\"/\xc3\xa9\">";
+    s = check_page(good, "a http://example.com/%C3%A9\n");
+    free(s.text);
+    /* An overlong form and a cut-off sequence, each before a link. */
+    s = check_page("<body><p>" RUN600 "\xc1\xa9 " RUN40 "</p><a href=\"/\xc3\xa9\">",
+                   "a http://example.com/%C3%83%C2%A9\n");
+    free(s.text);
+    s = check_page("<body><p>" RUN600 "\xe2\x82<a href=\"/\xc3\xa9\">",
+                   "a http://example.com/%C3%83%C2%A9\n");
+    free(s.text);
+    /* Declared UTF-8 with a bad byte: later links are still found. */
+    sieve_links_opts o = defaults();
+    o.charset = "utf-8";
+    s = run(PAGE, &o, bad, strlen(bad), 0);
+    ck_assert(strncmp(s.text, "a http://example.com/", 21) == 0);
+    free(s.text);
+}
+END_TEST
+
+/* Heap bytes in use, from whichever allocator the test runs under. */
+static size_t heap_in_use(void)
+{
+#if SIEVE_TEST_ASAN
+    return __sanitizer_get_current_allocated_bytes();
+#else
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+#endif
+}
+
+START_TEST(skipped_text_leaves_no_buffer_behind)
+{
+    /* Tags and long text with nothing between: libxml2 drops what it has
+     * read only while it reads text, so without help its buffer would
+     * keep every tag of the page. */
+    static const char unit[] = "<b>" RUN40 RUN40 "</b>";
+    enum { CHUNK = 16384, CHUNKS = 1024 };
+    char *chunk = malloc(CHUNK);
+    ck_assert_ptr_nonnull(chunk);
+    size_t len = 0;
+    while (len + sizeof unit - 1 <= CHUNK) {
+        memcpy(chunk + len, unit, sizeof unit - 1);
+        len += sizeof unit - 1;
+    }
+    sink s = {0};
+    sieve_links_opts o = defaults();
+    sieve_links *lx;
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, &s), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_feed(lx, chunk, len), SIEVE_OK);
+    size_t before = heap_in_use();
+    for (int i = 1; i < CHUNKS; i++)
+        ck_assert_int_eq(sieve_links_feed(lx, chunk, len), SIEVE_OK);
+    size_t after = heap_in_use();
+    sieve_links_stats st;
+    sieve_links_stats_get(lx, &st);
+    ck_assert_uint_gt(st.text_skipped, (uint64_t)len * CHUNKS / 2);
+    ck_assert_msg(after < before + 256 * 1024, "heap grew from %zu to %zu over %zu MiB of page",
+                  before, after, len * CHUNKS >> 20);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    sieve_links_free(lx);
+    free(s.text);
+    free(chunk);
+}
+END_TEST
+
 START_TEST(api_contract)
 {
     sieve_links_opts o = defaults();
@@ -576,6 +715,9 @@ int main(void)
     tcase_add_test(tc, deep_nesting);
     tcase_add_test(tc, ten_megabyte_attribute);
     tcase_add_test(tc, chunked_feeding_is_equivalent);
+    tcase_add_test(tc, skipped_text_changes_no_link);
+    tcase_add_test(tc, skipping_stops_at_bytes_that_are_not_utf8);
+    tcase_add_test(tc, skipped_text_leaves_no_buffer_behind);
     tcase_add_test(tc, api_contract);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -21,6 +21,7 @@
 #include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -34,6 +35,10 @@
 /* Largest piece handed to libxml2 at once, so max_pending is checked
  * often even when one feed brings megabytes. */
 #define PIECE_MAX (1024 * 1024)
+/* Text runs shorter than this go to libxml2: a cut costs a call. */
+#define SKIP_MIN 32
+/* Bytes libxml2 may keep of what it has already read. */
+#define SHRINK_AT 4096
 
 struct sieve_links {
     htmlParserCtxtPtr ctxt;
@@ -45,8 +50,10 @@ struct sieve_links {
     bool report_errors;
     bool base_seen; /* the first <base href> was met (used or not) */
     bool finished;
+    bool in_text;       /* libxml2 is idle in text: skip to the next '<' */
     int err;            /* sticky failure: SIEVE_ENOMEM, SIEVE_ETOOLONG */
     size_t max_pending; /* most unparsed bytes libxml2 may hold */
+    size_t pending;     /* unparsed bytes it held after the last call */
     char *stage;        /* small chunks wait here until flush_at bytes */
     size_t stage_len, stage_cap;
     size_t flush_at;
@@ -231,6 +238,10 @@ static int make_parser(sieve_links *lx, const char *charset)
 {
     xmlCharEncodingHandlerPtr enc = NULL;
     if (charset) {
+        /* Any spelling of UTF-8 gets libxml2's own converter, which lets
+         * bytes through as they are; "utf8" would otherwise go to iconv. */
+        if (xmlParseCharEncoding(charset) == XML_CHAR_ENCODING_UTF8)
+            charset = "UTF-8";
         enc = xmlFindCharEncodingHandler(charset);
         if (!enc)
             return SIEVE_EINVAL;
@@ -355,9 +366,153 @@ static void parse(sieve_links *lx, const char *p, size_t len, int terminate)
     size_t pending = in && in->cur ? (size_t)(in->end - in->cur) : 0;
     if (pending > lx->max_pending && !terminate)
         lx->err = SIEVE_ETOOLONG;
+    lx->pending = pending;
+    /* libxml2 drops the bytes it has read only while it reads text, which
+     * the skipping above takes from it: drop them here, or its buffer
+     * would grow with the page. */
+    if (in && in->cur && in->cur - in->base > SHRINK_AT)
+        xmlParserInputShrink(lx->ctxt->input);
     /* Parse again once as many new bytes as are pending have come: the
      * rescans then cost no more than the bytes themselves. */
     lx->flush_at = pending > STAGE_MIN ? pending : STAGE_MIN;
+}
+
+/* Skipping text. Most of a page is text, and libxml2 2.9 reads text one
+ * character at a time through a function call and copies it out, all for
+ * a characters callback we do not have: about three quarters of its time
+ * on a plain page. Yet once libxml2 has consumed every byte it was given
+ * and sits in element content outside script and style, what follows up
+ * to the next '<' can only be character data. Nothing about links depends
+ * on it: text never opens or closes an element that carries a link, and
+ * libxml2's only other use of it, implying a <p>, <body> or <html>, leaves
+ * every later start tag reported as before. So such runs are not handed to
+ * libxml2 at all. It still parses every tag, comment and script; the skip
+ * decides nothing about markup, and stops where libxml2 would notice
+ * something: a '<', or bytes that are not UTF-8 (libxml2 switches to
+ * ISO-8859-1 there, which changes how later attribute values decode). */
+
+/* Whether the bytes libxml2 reads are the bytes pushed: UTF-8 with no
+ * converter, or with libxml2's own UTF-8 one, which copies them as they
+ * are (and holds none back). */
+static bool reads_bytes_as_is(const xmlParserInput *in)
+{
+    if (!in || !in->buf)
+        return false;
+    const xmlCharEncodingHandler *enc = in->buf->encoder;
+    return !enc || (enc->input && strcmp(enc->name, "UTF-8") == 0 &&
+                    (!in->buf->raw || xmlBufUse(in->buf->raw) == 0));
+}
+
+/* Whether libxml2 holds no byte and sits in content outside script and
+ * style, reading the bytes as they come. */
+static bool idle_in_text(const sieve_links *lx)
+{
+    const htmlParserCtxt *c = lx->ctxt;
+    const xmlParserInput *in = c->input;
+    if (c->instate != XML_PARSER_CONTENT || !reads_bytes_as_is(in) || in->cur != in->end)
+        return false;
+    return !c->name ||
+           !(xmlStrEqual(c->name, BAD_CAST "script") || xmlStrEqual(c->name, BAD_CAST "style"));
+}
+
+typedef uint8_t bytes16 __attribute__((vector_size(16)));
+
+/* Length of the run at p of ASCII bytes other than '<'. */
+static size_t ascii_run(const unsigned char *p, size_t len)
+{
+    size_t i = 0;
+    for (; i + 16 <= len; i += 16) {
+        bytes16 v;
+        memcpy(&v, p + i, 16);
+        bytes16 stop = (bytes16)((v == '<') | (v >= 0x80));
+        uint64_t half[2];
+        memcpy(half, &stop, 16);
+        if (half[0] | half[1])
+            break;
+    }
+    while (i < len && p[i] != '<' && p[i] < 0x80)
+        i++;
+    return i;
+}
+
+/* Length of the UTF-8 sequence at p as libxml2's reader accepts it (no
+ * overlong form, at most four bytes), or 0 for one it would take for a
+ * sign of another charset, or that len cuts off. */
+static size_t utf8_seq(const unsigned char *p, size_t len)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    unsigned c = p[0];
+    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    if (c < 0xc0 || c >= 0xf8 || len < n)
+        return 0;
+    uint32_t v = c & (0x7fu >> n);
+    for (size_t k = 1; k < n; k++) {
+        if ((p[k] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (p[k] & 0x3fu);
+    }
+    return v >= least[n] ? n : 0;
+}
+
+/* Length of the text at s that libxml2 would only read as characters. */
+static size_t text_run(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    for (;;) {
+        i += ascii_run(p + i, len - i);
+        if (i == len || p[i] == '<')
+            return i;
+        size_t n = utf8_seq(p + i, len - i);
+        if (n == 0)
+            return i;
+        i += n;
+    }
+}
+
+/* Where the next call into libxml2 should end: just after a '>' that a
+ * run of SKIP_MIN bytes or more without '<' follows, so that if the '>'
+ * closed a tag the run can be skipped; len if there is none, or if a
+ * converter turns the bytes into other ones. Each call rescans a tag
+ * libxml2 holds, so the first cut comes no sooner than as many bytes as
+ * it holds: the rescans cost no more than the bytes. */
+static size_t next_cut(const sieve_links *lx, const char *p, size_t len)
+{
+    if (!reads_bytes_as_is(lx->ctxt->input))
+        return len;
+    const char *q = p + (lx->pending < len ? lx->pending : len), *end = p + len;
+    while (q < end) {
+        const char *gt = memchr(q, '>', (size_t)(end - q));
+        if (!gt)
+            break;
+        const char *lt = memchr(gt + 1, '<', (size_t)(end - gt - 1));
+        const char *stop = lt ? lt : end;
+        if (stop - gt - 1 >= SKIP_MIN)
+            return (size_t)(gt + 1 - p);
+        q = stop;
+    }
+    return len;
+}
+
+/* Hands len bytes to libxml2 but for the text runs it would only read. */
+static void parse_skipping_text(sieve_links *lx, const char *p, size_t len)
+{
+    while (len && !lx->err) {
+        if (lx->in_text) {
+            size_t n = text_run(p, len);
+            lx->st.text_skipped += n;
+            p += n;
+            len -= n;
+            if (!len)
+                return;
+            lx->in_text = false;
+        }
+        size_t n = next_cut(lx, p, len);
+        parse(lx, p, n, 0);
+        p += n;
+        len -= n;
+        lx->in_text = !lx->err && idle_in_text(lx);
+    }
 }
 
 /* Parses the staged bytes, then len bytes at p, in pieces small enough to
@@ -365,12 +520,12 @@ static void parse(sieve_links *lx, const char *p, size_t len, int terminate)
 static int flush(sieve_links *lx, const char *p, size_t len)
 {
     if (lx->stage_len) {
-        parse(lx, lx->stage, lx->stage_len, 0);
+        parse_skipping_text(lx, lx->stage, lx->stage_len);
         lx->stage_len = 0;
     }
     while (len && !lx->err) {
         size_t n = len > PIECE_MAX ? PIECE_MAX : len;
-        parse(lx, p, n, 0);
+        parse_skipping_text(lx, p, n);
         p += n;
         len -= n;
     }
