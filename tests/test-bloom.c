@@ -323,6 +323,30 @@ START_TEST(plan_is_tight_and_meets_p)
 }
 END_TEST
 
+/* A blocked plan is the fewest blocks that meet the target at its k, by
+ * the full rate model: planning reads only part of the model's table. */
+START_TEST(blocked_plan_is_minimal_at_its_k)
+{
+    const double ns[] = {1000, 123457, 1e7, 3e9, 1e12};
+    const double ps[] = {0.5, 0.1, 0.01, 1e-4, 1e-7, 1e-10};
+    for (size_t j = 0; j < sizeof ns / sizeof *ns; j++) {
+        for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
+            uint64_t m;
+            unsigned k;
+            ck_assert_int_eq(sieve_bloom_plan((uint64_t)ns[j], ps[i], SIEVE_BLOOM_BLOCKED, &m, &k),
+                             SIEVE_OK);
+            double target = 0.98 * ps[i];
+            ck_assert_double_le(sieve_bloom_model_fp_rate(SIEVE_BLOOM_BLOCKED, m, k, ns[j]),
+                                target);
+            ck_assert_msg(sieve_bloom_model_fp_rate(SIEVE_BLOOM_BLOCKED, m - 512, k, ns[j]) >
+                              target,
+                          "n=%g p=%g: %llu bits meet it with a block less", ns[j], ps[i],
+                          (unsigned long long)m);
+        }
+    }
+}
+END_TEST
+
 START_TEST(model_matches_known_values)
 {
     /* Classic: the textbook formula. */
@@ -430,6 +454,7 @@ int main(void)
     tcase_add_test(core, batch_equals_single_adds);
     tcase_add_test(core, union_holds_both_sets);
     tcase_add_test(core, plan_is_tight_and_meets_p);
+    tcase_add_test(core, blocked_plan_is_minimal_at_its_k);
     tcase_add_test(core, model_matches_known_values);
     tcase_add_test(core, new_mk_shape_and_info);
     tcase_add_test(core, full_filter_estimates_saturate);

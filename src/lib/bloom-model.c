@@ -99,7 +99,9 @@ static double chain_step(unsigned k, const double *trans, double *state, double 
     return open;
 }
 
-int sieve_bloom_model_table(unsigned k, double **table, size_t *len)
+/* The table up to limit entries: the whole of it unless the chain is
+ * still short of TABLE_DONE there. */
+static int model_table(unsigned k, size_t limit, double **table, size_t *len)
 {
     size_t cap = 1024, n = 0;
     double *trans = malloc(sizeof(double) * (k + 1) * (k + 1));
@@ -110,7 +112,7 @@ int sieve_bloom_model_table(unsigned k, double **table, size_t *len)
     fill_transitions(k, trans);
     state[0] = 1;
     f[n++] = 0; /* no key, no coverage (k >= 1) */
-    while (n < TABLE_MAX) {
+    while (n < limit) {
         double open = chain_step(k, trans, state, state + k + 1);
         if (n == cap) {
             double *g = realloc(f, sizeof(double) * cap * 2);
@@ -135,13 +137,24 @@ nomem:
     return SIEVE_ENOMEM;
 }
 
+int sieve_bloom_model_table(unsigned k, double **table, size_t *len)
+{
+    return model_table(k, TABLE_MAX, table, len);
+}
+
+/* The largest block load the Poisson sum at lambda reads. */
+static double poisson_top(double lambda)
+{
+    return ceil(lambda + POISSON_SIGMAS * sqrt(lambda) + POISSON_MARGIN);
+}
+
 double sieve_bloom_model_blocked(const double *table, size_t len, double lambda)
 {
     if (!(lambda > 0))
         return 0;
     double sd = sqrt(lambda);
     double lo = floor(lambda - POISSON_SIGMAS * sd - POISSON_MARGIN);
-    double hi = ceil(lambda + POISSON_SIGMAS * sd + POISSON_MARGIN);
+    double hi = poisson_top(lambda);
     if (lo < 0)
         lo = 0;
     if (lo >= (double)len)
@@ -237,11 +250,13 @@ static double max_load(const double *table, size_t len, double p, double guess)
     return lo;
 }
 
-/* Blocks needed at k probes, or 0 if more than the size limit allows. */
-static uint64_t blocks_for(const double *table, size_t len, double n, double p, double guess)
+/* Blocks needed at k probes, or 0 if more than the size limit allows;
+ * *lambda is the largest load that meets p. */
+static uint64_t blocks_for(const double *table, size_t len, double n, double p, double guess,
+                           double *lambda_out)
 {
     const double max_blocks = (double)(BLOOM_MAX_BYTES / (BLOOM_BLOCK_BITS / 8));
-    double lambda = max_load(table, len, p, guess);
+    double lambda = *lambda_out = max_load(table, len, p, guess);
     if (!(lambda > 0) || n / lambda > max_blocks)
         return 0;
     uint64_t nb = (uint64_t)ceil(n / lambda);
@@ -268,14 +283,27 @@ static int plan_blocked(double n, double p, uint64_t *m_out, unsigned *k_out)
         khi = SIEVE_BLOOM_K_MAX;
     if (khi < klo)
         khi = klo;
+    /* A whole table runs to thousands of block loads, but a plan reads
+     * only those around its answer: a table cut off past twice the guessed
+     * load serves, unless the answer reads beyond it. Past its end a table
+     * reads as 1, which only raises the rate, so the search meets the same
+     * answer whenever that answer's sum ends inside it. */
+    double guess = BLOOM_BLOCK_BITS / bpk;
+    size_t limit = (size_t)poisson_top(2 * guess) + 1;
     uint64_t best_nb = 0;
     unsigned best_k = 0;
     for (long k = klo; k <= khi; k++) {
-        double *table;
+        double *table, lambda;
         size_t len;
-        if (sieve_bloom_model_table((unsigned)k, &table, &len) != SIEVE_OK)
+        if (model_table((unsigned)k, limit, &table, &len) != SIEVE_OK)
             return SIEVE_ENOMEM;
-        uint64_t nb = blocks_for(table, len, n, p, BLOOM_BLOCK_BITS / bpk);
+        uint64_t nb = blocks_for(table, len, n, p, guess, &lambda);
+        if (len == limit && !(poisson_top(lambda) < (double)len)) {
+            free(table);
+            if (sieve_bloom_model_table((unsigned)k, &table, &len) != SIEVE_OK)
+                return SIEVE_ENOMEM;
+            nb = blocks_for(table, len, n, p, guess, &lambda);
+        }
         free(table);
         if (nb != 0 && (best_nb == 0 || nb < best_nb)) {
             best_nb = nb;
