@@ -613,6 +613,13 @@ static int parse(CURLU **pu, const char *base, CURLU *base_u, const char *ref, b
      * and CURLU_URLENCODE costs a copy one byte at a time: asked for only
      * when needed. A base string is as the caller gave it: always. */
     const unsigned fl = ref_non_ascii ? CURLU_URLENCODE : 0;
+    /* curl parses an absolute URL into a new handle even on one that holds
+     * a base: such a reference, half the links of many pages, needs
+     * neither a copy of the base nor the base parsed. */
+    if (strncasecmp(ref, "http://", 7) == 0 || strncasecmp(ref, "https://", 8) == 0) {
+        base = NULL;
+        base_u = NULL;
+    }
     if (base_u != NULL) {
         *pu = curl_url_dup(base_u);
         if (*pu == NULL)
