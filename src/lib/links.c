@@ -485,11 +485,14 @@ static size_t next_cut(const sieve_links *lx, const char *p, size_t len)
         const char *gt = memchr(q, '>', (size_t)(end - q));
         if (!gt)
             break;
-        const char *lt = memchr(gt + 1, '<', (size_t)(end - gt - 1));
-        const char *stop = lt ? lt : end;
-        if (stop - gt - 1 >= SKIP_MIN)
+        /* Mostly a tag follows within a few bytes: a loop finds its '<'
+         * sooner than a second memchr(). */
+        const char *c = gt + 1;
+        while (c < end && *c != '<' && c - gt <= SKIP_MIN)
+            c++;
+        if (c - gt > SKIP_MIN)
             return (size_t)(gt + 1 - p);
-        q = stop;
+        q = c;
     }
     return len;
 }
