@@ -66,7 +66,7 @@ static bool declares_charset(const uint8_t *p, size_t n)
     return false;
 }
 
-static bool memchr_high(const uint8_t *p, size_t n)
+static bool has_high_byte(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (p[i] >= 0x80)
@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     /* Nor must skipping text: an ASCII page read through ISO-8859-1's
      * converter, which turns skipping off, has the same links. */
-    if (memchr_high(data + 1, size - 1))
+    if (has_high_byte(data + 1, size - 1))
         return 0;
     digest c = run(data + 1, size - 1, size, "ISO-8859-1");
     if (b.n != c.n || b.h != c.h)

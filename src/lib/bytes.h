@@ -1,11 +1,14 @@
 /* bytes.h - small byte-level helpers shared by libsieve's modules
- * (internal): LEB128 lengths for the FIFO and the hash set's arena, and
- * the URI character classes canonicalization and robots.txt agree on. */
+ * (internal): LEB128 lengths for the FIFO and the hash set's arena, the
+ * URI character classes canonicalization and robots.txt agree on, and
+ * sixteen-byte vectors for the scans that see every byte. */
 #ifndef SIEVE_BYTES_H
 #define SIEVE_BYTES_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 /* Bytes varint_put() writes for v. */
 static inline size_t varint_len(size_t v)
@@ -60,6 +63,26 @@ static inline int hex_value(unsigned char c)
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
     return -1;
+}
+
+/* 16 bytes as one vector: GCC's and clang's vector extension, SSE2 on
+ * x86-64, NEON on arm64, plain words elsewhere. A comparison gives 0xff
+ * in the bytes where it holds. */
+typedef uint8_t bytes16 __attribute__((vector_size(16)));
+
+static inline bytes16 bytes16_load(const void *p)
+{
+    bytes16 v;
+    memcpy(&v, p, 16);
+    return v;
+}
+
+/* Whether any byte of v is nonzero. */
+static inline bool bytes16_any(bytes16 v)
+{
+    uint64_t half[2];
+    memcpy(half, &v, 16);
+    return (half[0] | half[1]) != 0;
 }
 
 #endif

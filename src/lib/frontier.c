@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bytes.h"
 #include "hosts.h"
 #include "sieve/fifo.h"
 #include "sieve/frontier.h"
@@ -123,10 +124,6 @@ void sieve_frontier_free(sieve_frontier *f)
     free(f);
 }
 
-/* 16 bytes as one vector: GCC's and clang's vector extension, SSE2 on
- * x86-64, NEON on arm64, plain words elsewhere. */
-typedef uint8_t bytes16 __attribute__((vector_size(16)));
-
 /* Nonzero bytes where v holds a byte at most 0x20 or 0x7f. */
 static inline bytes16 space_or_control(bytes16 v)
 {
@@ -144,16 +141,11 @@ static bool has_space_or_control(const char *p, size_t n)
                 return true;
         return false;
     }
-    bytes16 v, flags = {0};
-    for (size_t i = 0; i + 16 <= n; i += 16) {
-        memcpy(&v, p + i, 16);
-        flags |= space_or_control(v);
-    }
-    memcpy(&v, p + n - 16, 16);
-    flags |= space_or_control(v);
-    uint64_t half[2];
-    memcpy(half, &flags, 16);
-    return (half[0] | half[1]) != 0;
+    bytes16 flags = {0};
+    for (size_t i = 0; i + 16 <= n; i += 16)
+        flags |= space_or_control(bytes16_load(p + i));
+    flags |= space_or_control(bytes16_load(p + n - 16));
+    return bytes16_any(flags);
 }
 
 /* Length of url's scheme if url starts with one and ':' follows it, or 0.

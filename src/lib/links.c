@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bytes.h"
 #include "sieve/links.h"
 #include "sieve/status.h"
 #include "url-internal.h"
@@ -415,19 +416,13 @@ static bool idle_in_text(const sieve_links *lx)
            !(xmlStrEqual(c->name, BAD_CAST "script") || xmlStrEqual(c->name, BAD_CAST "style"));
 }
 
-typedef uint8_t bytes16 __attribute__((vector_size(16)));
-
 /* Length of the run at p of ASCII bytes other than '<'. */
 static size_t ascii_run(const unsigned char *p, size_t len)
 {
     size_t i = 0;
     for (; i + 16 <= len; i += 16) {
-        bytes16 v;
-        memcpy(&v, p + i, 16);
-        bytes16 stop = (bytes16)((v == '<') | (v >= 0x80));
-        uint64_t half[2];
-        memcpy(half, &stop, 16);
-        if (half[0] | half[1])
+        bytes16 v = bytes16_load(p + i);
+        if (bytes16_any((bytes16)((v == '<') | (v >= 0x80))))
             break;
     }
     while (i < len && p[i] != '<' && p[i] < 0x80)
