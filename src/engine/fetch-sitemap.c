@@ -1,9 +1,9 @@
-/* sitemaps.c - hosts seeded from their sitemaps.
+/* fetch-sitemap.c - the sitemap kind: hosts seeded from their sitemaps.
  *
  * A host's robots.txt may list sitemaps (sitemaps.org): files that name
  * the host's pages, or further sitemaps. When a robots.txt comes in, its
  * Sitemap URLs go into the frontier like seeds, tagged as sitemaps
- * (CRAWL_SITEMAP_BIT), so they are fetched in their host's turn, through
+ * (TAG_SITEMAP_BIT), so they are fetched in their host's turn, through
  * its robots.txt, once each. A tagged URL's 2xx body goes to the sitemap
  * parser instead of the HTML one, whatever its Content-Type (sitemaps
  * come as application/xml, text/xml, text/plain or application/gzip),
@@ -18,39 +18,39 @@
  * (50,000 entries, 50 MiB uncompressed), which the parser enforces. */
 #include <string.h>
 
-#include "worker-internal.h"
+#include "xfer.h"
 
 /* Queues one canonical sitemap URL at depth; false if it was not queued. */
-static bool queue_sitemap(crawl *c, const char *url, const sieve_canon_info *info, uint32_t depth)
+static bool queue_sitemap(sieve_crawler *c, const char *url, const sieve_canon_info *info,
+                          uint32_t depth)
 {
-    if (atomic_fetch_add(&c->n.sitemaps, 1) >= c->opts->max_sitemaps) {
+    if (atomic_fetch_add(&c->n.sitemaps, 1) >= c->o.max_sitemaps) {
         atomic_fetch_sub(&c->n.sitemaps, 1);
         atomic_fetch_add(&c->n.sitemaps_left_out, 1);
         return false;
     }
-    const char *host = url + info->host_off;
-    scope_verdict v = scope_check(c->scope, url, host, info->host_len, depth);
+    scope_verdict v = scope_check(c->scope, url, info, depth);
     if (v == SCOPE_IN &&
-        sieve_frontier_push(c->frontier, url, info->len, crawl_tag(depth, 0, true)) == SIEVE_OK)
+        sieve_frontier_push(c->frontier, url, info->len, tag_make(depth, 0, true)) == SIEVE_OK)
         return true;
     if (v == SCOPE_IN)
-        scope_release(c->scope, host, info->host_len); /* already seen */
+        scope_release(c->scope, url); /* already seen */
     else
         atomic_fetch_add(&c->n.refused[v], 1);
     atomic_fetch_sub(&c->n.sitemaps, 1);
     return false;
 }
 
-void sitemaps_seed(crawl *c, const char *robots_url, const sieve_robots *rules)
+void sitemaps_seed(sieve_crawler *c, const char *robots_url, const sieve_robots *rules)
 {
-    /* With --max-depth 0 only the seeds are fetched: no page a sitemap
+    /* With max_depth 0 only the seeds are fetched: no page a sitemap
      * lists could be. */
-    if (!c->opts->sitemaps || c->opts->max_depth == 0)
+    if (!c->o.sitemaps || c->o.max_depth == 0)
         return;
     const char *const *urls;
     size_t n = sieve_robots_sitemaps(rules, &urls);
     for (size_t i = 0; i < n; i++) {
-        char url[CRAWL_URL_MAX + 1];
+        char url[SIEVE_URL_MAX + 1];
         sieve_canon_info info;
         if (sieve_canon_url(c->canon, robots_url, urls[i], strlen(urls[i]), url, sizeof url,
                             &info) == SIEVE_OK)
@@ -63,8 +63,8 @@ void sitemaps_seed(crawl *c, const char *robots_url, const sieve_robots *rules)
 static void on_entry(void *ctx, const sieve_sitemap_entry *e)
 {
     xfer *x = ctx;
-    crawl *c = x->w->c;
-    char url[CRAWL_URL_MAX + 1];
+    sieve_crawler *c = x->c;
+    char url[SIEVE_URL_MAX + 1];
     sieve_canon_info info;
     if (sieve_canon_url(c->canon, x->url, e->loc, e->loc_len, url, sizeof url, &info) != SIEVE_OK) {
         atomic_fetch_add(&c->n.sitemap_bad, 1);
@@ -72,18 +72,13 @@ static void on_entry(void *ctx, const sieve_sitemap_entry *e)
     }
     if (e->kind == SIEVE_SITEMAP_PAGE) {
         atomic_fetch_add(&c->n.sitemap_pages, 1);
-        worker_offer(x, url, &info, crawl_tag(x->depth + 1, 0, false));
+        outlinks_offer(x, url, &info, tag_make(x->depth + 1, 0, false));
     } else if (x->depth == 0) {
         if (queue_sitemap(c, url, &info, 1))
             x->links_new++;
     } else {
         atomic_fetch_add(&c->n.sitemaps_left_out, 1);
     }
-}
-
-void sitemap_begin(xfer *x)
-{
-    x->parse_rc = sieve_sitemap_new(&x->sm, NULL, on_entry, x);
 }
 
 /* What a parse error means for the record. */
@@ -103,8 +98,30 @@ static const char *sitemap_error(int rc)
     }
 }
 
-size_t sitemap_body(xfer *x, const char *data, size_t n)
+static void sitemap_begin(xfer *x)
 {
+    xfer_read_headers(x);
+    if (x->status < 200 || x->status > 299)
+        return;
+    x->pass_body = x->c->cb.on_body != NULL;
+    x->parse_rc = sieve_sitemap_new(&x->sm, NULL, on_entry, x);
+}
+
+static size_t sitemap_body(xfer *x, const char *data, size_t n)
+{
+    /* A sitemap may be larger than a page: its parser has its own limit. */
+    uint64_t limit = x->c->o.max_page_bytes;
+    if (limit < SIEVE_SITEMAP_MAX_BYTES)
+        limit = SIEVE_SITEMAP_MAX_BYTES;
+    if (n > limit - x->bytes) {
+        x->fail = "sitemap exceeds the byte limit";
+        return 0;
+    }
+    if (x->pass_body && !xfer_pass_body(x, data, n))
+        return 0;
+    x->bytes += n;
+    if (x->sm == NULL)
+        return n;
     if (x->parse_rc == SIEVE_OK)
         x->parse_rc = sieve_sitemap_feed(x->sm, data, n);
     if (x->parse_rc == SIEVE_OK)
@@ -114,17 +131,29 @@ size_t sitemap_body(xfer *x, const char *data, size_t n)
     return 0;
 }
 
-void sitemap_end(xfer *x, bool complete)
+static void sitemap_finish(xfer *x, CURLcode result)
 {
-    /* An incomplete body is not finished: the entries read stand, and the
-     * transfer's own error says why the rest is missing. */
-    if (complete && x->parse_rc == SIEVE_OK)
-        x->parse_rc = sieve_sitemap_finish(x->sm);
-    if (x->parse_rc != SIEVE_OK && x->fail == NULL)
-        x->fail = sitemap_error(x->parse_rc);
-    sieve_sitemap_stats st;
-    sieve_sitemap_stats_get(x->sm, &st);
-    x->links_found = st.pages + st.sitemaps + st.too_long + st.empty + st.invalid;
-    sieve_sitemap_free(x->sm);
-    x->sm = NULL;
+    if (x->sm != NULL) {
+        /* An incomplete body is not finished: the entries read stand, and
+         * the transfer's own error says why the rest is missing. */
+        bool complete = x->parse_rc == SIEVE_OK && result == CURLE_OK && x->fail == NULL;
+        if (complete)
+            x->parse_rc = sieve_sitemap_finish(x->sm);
+        if (x->parse_rc != SIEVE_OK && x->fail == NULL)
+            x->fail = sitemap_error(x->parse_rc);
+        sieve_sitemap_stats st;
+        sieve_sitemap_stats_get(x->sm, &st);
+        x->links_found = st.pages + st.sitemaps + st.too_long + st.empty + st.invalid;
+        sieve_sitemap_free(x->sm);
+        x->sm = NULL;
+        x->parse_rc = SIEVE_OK; /* its error, if any, is in x->fail */
+    }
+    xfer_end_fetch(x, result);
 }
+
+const xfer_kind xfer_sitemap = {
+    .name = "sitemap",
+    .begin = sitemap_begin,
+    .body = sitemap_body,
+    .finish = sitemap_finish,
+};

@@ -1,0 +1,270 @@
+/* sieve/crawl.h - the crawl engine: seeds in, pages and records out.
+ *
+ * A sieve_crawler fetches the web from its seeds: `workers` threads each
+ * drive up to `concurrency` transfers through one curl multi handle, take
+ * URLs from a frontier with per-host scheduling, pass each URL's host
+ * through its robots.txt, parse HTML while it streams in, and push every
+ * link that the scope (and the embedder's link filter) accepts. Every
+ * fetched URL ends in one record, handed to the on_record callback.
+ *
+ *     sieve_crawl_options o;
+ *     sieve_crawl_options_init(&o);
+ *     o.delay_s = 0;                     // a web of one's own
+ *     sieve_crawler *c;
+ *     if (sieve_crawler_new(&c, &o) == SIEVE_OK) {
+ *         sieve_crawl_callbacks cb = {.on_record = print_record};
+ *         sieve_crawler_set_callbacks(c, &cb, NULL);
+ *         sieve_crawler_add_seed(c, "http://127.0.0.1:8080/", SIZE_MAX);
+ *         int rc = sieve_crawler_run(c);  // blocks until the crawl ends
+ *         sieve_crawler_free(c);
+ *     }
+ *
+ * Threads. run() blocks the calling thread and starts the worker threads;
+ * every callback is called on a worker thread, several at once when there
+ * are several workers, so callbacks must be thread-safe. A callback holds
+ * up the other transfers of its worker while it runs: a slow one slows
+ * the crawl, never corrupts it. From inside a callback only stop(),
+ * stats_get() and the callback's own arguments may be used.
+ *
+ * Errors. Functions return SIEVE_OK or a negative SIEVE_E* status
+ * (sieve/status.h); the sentence that says what was wrong goes to the
+ * logger given in the options. The engine never prints, never exits and
+ * keeps no global state besides libcurl's and libxml2's, which
+ * sieve_crawler_new() initializes once per process.
+ *
+ * Two crawlers in one process are independent. */
+#ifndef SIEVE_CRAWL_H
+#define SIEVE_CRAWL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sieve/export.h"
+#include "sieve/frontier.h"
+#include "sieve/log.h"
+#include "sieve/seen.h"
+#include "sieve/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sieve_crawler sieve_crawler;
+
+/* Which links the crawl follows, by their origin. */
+typedef enum sieve_scope {
+    SIEVE_SCOPE_HOST = 0,   /* the seeds' origins: scheme, host and port */
+    SIEVE_SCOPE_DOMAIN = 1, /* the seeds' registrable domains (public suffix list) */
+    SIEVE_SCOPE_ANY = 2,    /* anywhere */
+} sieve_scope;
+
+/* Every setting of a crawl. sieve_crawl_options_init() fills the defaults
+ * named here; strings and arrays are copied by sieve_crawler_new(). */
+typedef struct sieve_crawl_options {
+    /* Fetching */
+    unsigned workers;           /* threads; default: number of cores (1 .. 256) */
+    unsigned concurrency;       /* transfers per worker; default 32 (1 .. 4096) */
+    unsigned max_redirects;     /* redirect hops followed from a URL; default 10 */
+    double connect_timeout_s;   /* default 10 */
+    double timeout_s;           /* one whole transfer; default 60 */
+    long low_speed_bytes;       /* abort a transfer slower than this many bytes/s ... */
+    long low_speed_time_s;      /* ... for this long; default 100 B/s for 15 s */
+    uint64_t max_page_bytes;    /* body bytes kept per page, decompressed; default 10 MiB */
+    const char *user_agent;     /* default "sieve/VERSION (web crawler)" */
+    const char *const *headers; /* extra request headers, "Name: value"; default none */
+    size_t n_headers;
+    const char *proxy;       /* proxy URL; NULL: libcurl's proxy environment variables */
+    const char *cookie_file; /* cookies read at the start (Netscape format); default none */
+    const char *cookie_jar;  /* cookies written at the end (Netscape format); default none */
+    const char *user;        /* "user:password" sent to the seeds' origins only */
+    bool netrc;              /* credentials from a .netrc file, per host */
+    const char *netrc_file;  /* NULL: ~/.netrc */
+    double stop_grace_s;     /* after stop(), transfers in flight get this long; default 5 */
+
+    /* Politeness */
+    unsigned host_connections; /* a host's transfers at once; 0: no limit, no delay; default 2 */
+    double delay_s;            /* between two request starts to a host; default 1 */
+    double max_crawl_delay_s;  /* cap on a robots.txt Crawl-delay; default 30 */
+    bool ignore_robots;        /* neither fetch nor obey robots.txt; default false */
+    double robots_expiry_s;    /* a robots.txt is kept this long; default 86400 */
+    bool sitemaps;             /* seed hosts from robots.txt Sitemap lines; default true */
+    uint64_t max_sitemaps;     /* sitemap files queued in a crawl; default 10000 */
+
+    /* Links and scope */
+    bool follow_nofollow;     /* follow rel="nofollow" links too; default false */
+    sieve_scope scope;        /* default SIEVE_SCOPE_HOST */
+    const char *const *allow; /* POSIX extended regexes: follow only URLs matching one */
+    size_t n_allow;
+    const char *const *deny; /* follow no URL matching one */
+    size_t n_deny;
+    /* Suffixes (".pdf") or content types ("image/png", or "image/" and a
+     * '*' for every image type). A link
+     * whose path ends in a rejected suffix is not queued; a response of a
+     * rejected type is stopped after its headers. With accept, the same
+     * holds for what is not accepted, except that HTML is always fetched
+     * and parsed so the crawl can go on through it (as wget does). */
+    const char *const *accept;
+    size_t n_accept;
+    const char *const *reject;
+    size_t n_reject;
+    long max_depth;                  /* links followed from a seed; -1 (default): no limit */
+    uint64_t max_pages;              /* fetches in the crawl; 0 (default): no limit */
+    uint64_t max_pages_per_host;     /* URLs queued per host; 0 (default): no limit */
+    const char *const *strip_params; /* query parameters dropped ('*' wildcards) */
+    size_t n_strip_params;
+    bool sort_query;       /* sort query parameters by name; default false */
+    size_t max_url_len;    /* trap guard: longest URL followed; default 2048, at most
+                              SIEVE_URL_MAX (sieve/frontier.h) */
+    unsigned max_segments; /* trap guard: most path segments; default 20 */
+    unsigned max_repeat;   /* trap guard: most equal segments in a row; default 2 */
+
+    /* Frontier */
+    sieve_seen_config seen; /* the seen-set; defaults of sieve_seen_config_init() */
+
+    sieve_logger logger; /* where the engine's messages go; default: dropped */
+} sieve_crawl_options;
+
+/* What a record is about. */
+typedef enum sieve_fetch_kind {
+    SIEVE_FETCH_PAGE = 0,    /* a page (any URL found by a link, a redirect or a seed) */
+    SIEVE_FETCH_SITEMAP = 1, /* a sitemap a robots.txt or a sitemap index named */
+} sieve_fetch_kind;
+
+/* One fetched URL, or one URL the crawl decided not to fetch (error says
+ * why). The same fields as a line of `sieve crawl`'s output. Valid only
+ * during the on_record call. */
+typedef struct sieve_crawl_record {
+    const char *url;          /* canonical URL */
+    const char *final_url;    /* a redirect's target; else url */
+    long status;              /* HTTP status; 0 when no response came */
+    const char *content_type; /* NULL: none */
+    uint64_t bytes;           /* body bytes received, decompressed */
+    uint32_t depth;           /* links followed from a seed */
+    uint64_t links_found;     /* links (or sitemap entries) in the body */
+    uint64_t links_new;       /* of those, queued: in scope and not seen before */
+    double elapsed_ms;        /* from the transfer's start to its end */
+    const char *error;        /* NULL: fetched whole; else why not */
+    sieve_fetch_kind kind;
+} sieve_crawl_record;
+
+/* A piece of a body as it arrives, decompressed. Chunks of one transfer
+ * come in order, on one thread; the first has offset 0. */
+typedef struct sieve_crawl_body {
+    const char *url;          /* the URL fetched */
+    long status;              /* its HTTP status */
+    const char *content_type; /* NULL: none */
+    const char *data;
+    size_t len;
+    uint64_t offset; /* bytes of this body before data */
+} sieve_crawl_body;
+
+/* A link found on a page, canonical, in scope and about to be pushed. */
+typedef struct sieve_crawl_link {
+    const char *url; /* canonical */
+    size_t len;
+    const char *page; /* the page it was found on (or the redirect's source) */
+    uint32_t depth;   /* its depth if queued */
+} sieve_crawl_link;
+
+/* What a link filter decides. */
+typedef enum sieve_link_verdict {
+    SIEVE_LINK_KEEP = 0,    /* push it as it is */
+    SIEVE_LINK_DROP = 1,    /* do not push it */
+    SIEVE_LINK_REWRITE = 2, /* push the URL written into the buffer instead */
+} sieve_link_verdict;
+
+/* Callbacks; any may be NULL. Each gets the user data given to
+ * sieve_crawler_set_callbacks(). */
+typedef struct sieve_crawl_callbacks {
+    /* One per record, after the URL's links are pushed. Return SIEVE_OK, or
+     * a negative status to stop the crawl (as stop() does); run() then
+     * returns that status. */
+    int (*on_record)(void *ud, const sieve_crawl_record *r);
+    /* Each chunk of every 2xx body, pages and sitemaps. Return SIEVE_OK to
+     * go on, anything else to stop this transfer (its record then says
+     * "stopped by the body callback"). */
+    int (*on_body)(void *ud, const sieve_crawl_body *b);
+    /* Each link before it is pushed. For SIEVE_LINK_REWRITE write a URL
+     * (absolute, NUL-terminated, at most cap bytes with its NUL) into buf;
+     * it is canonicalized and checked against the scope again, and not
+     * filtered again. */
+    sieve_link_verdict (*on_link)(void *ud, const sieve_crawl_link *l, char *buf, size_t cap);
+} sieve_crawl_callbacks;
+
+/* Counters, readable at any time from any thread. */
+typedef struct sieve_crawl_stats {
+    uint64_t started;           /* transfers begun (pages and sitemaps) */
+    uint64_t fetched;           /* records delivered */
+    uint64_t errors;            /* records with an error */
+    uint64_t aborted;           /* transfers cut by stop() after the grace: no record */
+    uint64_t in_flight;         /* transfers now running, robots.txt included */
+    uint64_t bytes;             /* body bytes received, decompressed */
+    uint64_t links;             /* links found */
+    uint64_t links_new;         /* links queued */
+    uint64_t off_site;          /* links not followed: outside the scope */
+    uint64_t denied;            /* ... matching a deny expression */
+    uint64_t not_allowed;       /* ... matching no allow expression */
+    uint64_t too_deep;          /* ... beyond max_depth */
+    uint64_t host_full;         /* ... their host reached max_pages_per_host */
+    uint64_t rejected;          /* ... rejected by suffix */
+    uint64_t filtered;          /* ... dropped by the link filter (or rewritten into no URL) */
+    uint64_t robots_fetched;    /* robots.txt requests */
+    uint64_t robots_denied;     /* URLs not fetched because of robots.txt */
+    uint64_t sitemaps;          /* sitemap files queued */
+    uint64_t sitemaps_left_out; /* not queued: max_sitemaps, or nested too deep */
+    uint64_t sitemap_pages;     /* page entries read from sitemaps */
+    uint64_t sitemap_bad;       /* entries that are no crawlable URL */
+    bool page_limit_hit;        /* max_pages was reached */
+    bool stopped;               /* stop() was called */
+    sieve_frontier_stats frontier;
+} sieve_crawl_stats;
+
+/* Fills o with the defaults named in sieve_crawl_options. */
+SIEVE_API void sieve_crawl_options_init(sieve_crawl_options *o);
+
+/* Creates a crawler from o (copied; o may be freed afterwards).
+ * SIEVE_EINVAL for a setting outside its range or a regex that does not
+ * compile (the logger is told which); the errors of sieve_frontier_new();
+ * SIEVE_ENOMEM; SIEVE_EIO when libcurl cannot be initialized. */
+SIEVE_API int sieve_crawler_new(sieve_crawler **out, const sieve_crawl_options *o);
+
+/* Sets the callbacks (copied) and their user data. Call before run(). */
+SIEVE_API void sieve_crawler_set_callbacks(sieve_crawler *c, const sieve_crawl_callbacks *cb,
+                                           void *ud);
+
+/* Adds a seed: an absolute http(s) URL of len bytes (SIZE_MAX: url is
+ * NUL-terminated). Its origin joins the scope; credentials in its userinfo
+ * ("http://user:pw@host/") are sent to that origin only, and never appear
+ * in a record. Call before run(). SIEVE_OK; SIEVE_SEEN for a seed already
+ * given; the errors of sieve_canon_url() for a URL that cannot be crawled
+ * (SIEVE_ESCHEME, SIEVE_EURL, SIEVE_ETOOLONG, ...); SIEVE_ESTATE once
+ * run() has started; SIEVE_ENOMEM. */
+SIEVE_API int sieve_crawler_add_seed(sieve_crawler *c, const char *url, size_t len);
+
+/* Crawls until the frontier is empty with nothing in flight, max_pages is
+ * reached, or stop() is called. Blocks; call it once. Returns SIEVE_OK
+ * when the crawl ran to its end (single pages that failed are counted in
+ * the stats, they are not errors of the run); SIEVE_ECLOSED when stop()
+ * cut it short; the status an on_record callback returned to stop it;
+ * SIEVE_ENOMEM or SIEVE_EIO (logged) when the workers could not run;
+ * SIEVE_ESTATE on a second call. */
+SIEVE_API int sieve_crawler_run(sieve_crawler *c);
+
+/* Asks the crawl to stop: no new fetch starts, and the transfers in
+ * flight get stop_grace_s to finish, with their records; then they are
+ * aborted without a record (a resumed crawl fetches them again). A second
+ * call aborts them at once. Safe from any thread and from a signal
+ * handler (it only stores a flag and writes to a pipe). */
+SIEVE_API void sieve_crawler_stop(sieve_crawler *c);
+
+/* Fills *st. Safe from any thread, at any time, callbacks included. */
+SIEVE_API void sieve_crawler_stats_get(sieve_crawler *c, sieve_crawl_stats *st);
+
+/* Frees the crawler. Not while run() is running. NULL is a no-op. */
+SIEVE_API void sieve_crawler_free(sieve_crawler *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

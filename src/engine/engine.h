@@ -1,0 +1,97 @@
+/* engine.h - the state a crawl's modules share: the sieve_crawler behind
+ * the opaque handle of sieve/crawl.h.
+ *
+ * Layers, from the bottom: the frontier library (src/lib) knows nothing
+ * of fetching; the engine's helpers (scope, robots cache, credentials,
+ * accept rules) know only the library; the fetch modules (worker, gate,
+ * the three transfer kinds, outlinks, record) use those helpers; engine.c
+ * wires everything and is the only file behind the public API. */
+#ifndef SIEVE_ENGINE_H
+#define SIEVE_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "sieve/crawl.h"
+#include "sieve/url.h"
+
+#include "accept.h"
+#include "creds.h"
+#include "robots-cache.h"
+#include "scope.h"
+
+/* A robots.txt outcome of "server unreachable" is retried after this long
+ * (or after the expiry, if that is shorter). */
+#define ENGINE_ROBOTS_RETRY_S 60.0
+
+/* Counters every worker adds to; stats_get() reads them. */
+typedef struct engine_counters {
+    atomic_uint_fast64_t reserved; /* pops allowed under max_pages */
+    atomic_uint_fast64_t started;
+    atomic_uint_fast64_t fetched;
+    atomic_uint_fast64_t errors;
+    atomic_uint_fast64_t aborted;
+    atomic_uint_fast64_t in_flight;
+    atomic_uint_fast64_t bytes;
+    atomic_uint_fast64_t links;
+    atomic_uint_fast64_t links_new;
+    atomic_uint_fast64_t refused[SCOPE_VERDICTS]; /* links left out, by reason */
+    atomic_uint_fast64_t filtered;
+    atomic_uint_fast64_t robots_fetched;
+    atomic_uint_fast64_t robots_denied;
+    atomic_uint_fast64_t sitemaps;
+    atomic_uint_fast64_t sitemaps_left_out;
+    atomic_uint_fast64_t sitemap_pages;
+    atomic_uint_fast64_t sitemap_bad;
+} engine_counters;
+
+struct sieve_crawler {
+    sieve_crawl_options o; /* a deep copy: its strings live in strings */
+    char *strings;
+    sieve_crawl_callbacks cb;
+    void *ud;
+
+    sieve_frontier *frontier;
+    sieve_canon *canon;
+    scope *scope;
+    robots_cache *robots;
+    creds *creds;
+    accept_rules *accept;
+    struct curl_slist *headers;
+    CURLSH *share;
+    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+
+    engine_counters n;
+    atomic_bool running;   /* run() has started */
+    atomic_int stops;      /* stop() calls */
+    atomic_bool abort_now; /* transfers in flight end now, without records */
+    atomic_bool limit_hit; /* max_pages reached */
+    atomic_int failure;    /* a status that ends the run (first one wins) */
+    atomic_uint workers_exited;
+    int ctl[2]; /* control pipe: stop() and exiting workers write to it */
+};
+
+/* Ends the run with status (a negative SIEVE_E*): no new fetch, transfers
+ * in flight aborted. The first failure wins. Thread-safe. */
+void engine_fail(sieve_crawler *c, int status);
+
+/* Wakes run() (and through it the workers). Async-signal-safe. */
+void engine_poke(sieve_crawler *c, char why);
+
+/* The tag a URL carries in the frontier: depth in the low 23 bits (held at
+ * the top rather than wrapped), whether the URL names a sitemap in bit 23,
+ * and the redirect hops taken to reach it in the high 8. */
+#define TAG_DEPTH_MASK  0x7fffffu
+#define TAG_SITEMAP_BIT 0x800000u
+#define TAG_HOPS_SHIFT  24
+static inline uint32_t tag_make(uint32_t depth, uint32_t hops, bool sitemap)
+{
+    return (depth < TAG_DEPTH_MASK ? depth : TAG_DEPTH_MASK) | (sitemap ? TAG_SITEMAP_BIT : 0) |
+           (hops << TAG_HOPS_SHIFT);
+}
+
+#endif

@@ -1,0 +1,108 @@
+/* fetch-page.c - the page kind: a URL found by a link, a redirect or a
+ * seed.
+ *
+ * Bodies are never buffered: each chunk of a 2xx HTML response goes to
+ * the page's link extractor (libxml2's push parser), whose callback
+ * offers each link to the scope and the outlink batch. Links in error
+ * pages are not followed. The byte limit is counted after decompression. */
+#include <string.h>
+#include <strings.h>
+
+#include "xfer.h"
+
+static void on_link(void *ctx, const sieve_link *l)
+{
+    xfer *x = ctx;
+    outlinks_offer(x, l->url, &l->info, tag_make(x->depth + 1, 0, false));
+}
+
+static bool is_html_type(const char *ct)
+{
+    if (ct == NULL)
+        return false;
+    size_t n = strcspn(ct, "; \t");
+    return (n == 9 && strncasecmp(ct, "text/html", 9) == 0) ||
+           (n == 21 && strncasecmp(ct, "application/xhtml+xml", 21) == 0);
+}
+
+/* The charset parameter of a Content-Type, copied into buf, or NULL. */
+static const char *charset_of(const char *ct, char *buf, size_t cap)
+{
+    const char *p = ct == NULL ? NULL : strcasestr(ct, "charset=");
+    if (p == NULL)
+        return NULL;
+    p += 8;
+    if (*p == '"')
+        p++;
+    size_t n = strcspn(p, "\"; \t");
+    if (n == 0 || n >= cap)
+        return NULL;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void page_begin(xfer *x)
+{
+    xfer_read_headers(x);
+    if (x->status < 200 || x->status > 299)
+        return;
+    if (!accept_type(x->c->accept, x->content_type)) {
+        x->fail = "content type rejected";
+        return;
+    }
+    x->pass_body = x->c->cb.on_body != NULL;
+    if (!is_html_type(x->content_type))
+        return;
+    char cs[64];
+    sieve_links_opts lo = {
+        .canon = x->c->canon,
+        .charset = charset_of(x->content_type, cs, sizeof cs),
+        .follow_nofollow = x->c->o.follow_nofollow,
+    };
+    x->parse_rc = sieve_links_new(&x->lx, x->url, &lo, on_link, x);
+    if (x->parse_rc != SIEVE_OK && lo.charset != NULL) {
+        /* An unknown charset name: let the parser detect the encoding. */
+        lo.charset = NULL;
+        x->parse_rc = sieve_links_new(&x->lx, x->url, &lo, on_link, x);
+    }
+}
+
+static size_t page_body(xfer *x, const char *data, size_t n)
+{
+    if (n > x->c->o.max_page_bytes - x->bytes) {
+        x->fail = "page exceeds the byte limit";
+        return 0;
+    }
+    if (x->pass_body && !xfer_pass_body(x, data, n))
+        return 0;
+    x->bytes += n;
+    if (x->lx != NULL && x->parse_rc == SIEVE_OK)
+        x->parse_rc = sieve_links_feed(x->lx, data, n);
+    return n;
+}
+
+static void page_finish(xfer *x, CURLcode result)
+{
+    if (x->lx != NULL) {
+        /* A body cut short may end inside a tag; finishing would read that
+         * tag as libxml2 recovers it, and "/many/1.html" cut after "/m"
+         * would become a link to "/m". Links already delivered came from
+         * complete tags, so only a complete body is finished. */
+        if (x->parse_rc == SIEVE_OK && result == CURLE_OK && x->fail == NULL)
+            x->parse_rc = sieve_links_finish(x->lx);
+        sieve_links_stats st;
+        sieve_links_stats_get(x->lx, &st);
+        x->links_found = st.found;
+        sieve_links_free(x->lx);
+        x->lx = NULL;
+    }
+    xfer_end_fetch(x, result);
+}
+
+const xfer_kind xfer_page = {
+    .name = "page",
+    .begin = page_begin,
+    .body = page_body,
+    .finish = page_finish,
+};

@@ -1,0 +1,119 @@
+/* gate.c - every popped URL passes its host's robots.txt.
+ *
+ * The first URL of a host claims the host in the robots cache, holds the
+ * host in the frontier and fetches its robots.txt in the URL's own slot.
+ * There is one way to put a URL off: give it back to its host's queue in
+ * the frontier (requeue). A URL of a host whose robots.txt is being
+ * fetched goes back to the held host; the URL that fetched the file goes
+ * back too once the file is in, and the host is released, so the page
+ * waits for its host's next turn (the delay after the robots.txt request,
+ * as after any other) and no worker keeps URLs of its own. A URL that
+ * robots.txt refuses gets a record saying so and is never fetched.
+ *
+ * The engine always runs the frontier with per-host scheduling, and
+ * host_connections 0 means per-host queues with no limit and no delay, so
+ * requeue and hold are always there. */
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "gate.h"
+#include "origin.h"
+
+/* Gives a popped URL back to the frontier, and its max_pages reservation
+ * with it: it will be popped, and counted, again. */
+static int give_back(sieve_crawler *c, const sieve_url *u)
+{
+    int rc = sieve_frontier_requeue(c->frontier, u);
+    if (rc == SIEVE_OK && c->o.max_pages > 0)
+        atomic_fetch_sub(&c->n.reserved, 1);
+    return rc;
+}
+
+static void refuse_robots(sieve_crawler *c, const sieve_url *u, const char *why)
+{
+    atomic_fetch_add(&c->n.robots_denied, 1);
+    gate_refuse(c, u, why);
+}
+
+/* The first URL of a host fetches its robots.txt, in the URL's slot. */
+static void start_robots(worker *w, const sieve_url *u)
+{
+    xfer *x = worker_free_slot(w);
+    memcpy(x->waiting_url, u->url, u->len + 1);
+    x->waiting = *u;
+    x->waiting.url = x->waiting_url;
+    size_t origin = url_origin_len(u->url);
+    int n = snprintf(x->url, sizeof x->url, "%.*s/robots.txt", (int)origin, u->url);
+    if (n < 0 || (size_t)n >= sizeof x->url) {
+        gate_refuse(w->c, u, "URL too long");
+        return;
+    }
+    x->depth = 0;
+    x->hops = 0;
+    xfer_start(x, &xfer_robots);
+}
+
+void gate_admit(worker *w, const sieve_url *u)
+{
+    sieve_crawler *c = w->c;
+    if (c->o.ignore_robots) {
+        worker_start(w, u);
+        return;
+    }
+    url_parts p = url_split(u->url);
+    const char *host = u->url + p.auth_off;
+    const sieve_robots *rules;
+    double fetched_at;
+    switch (robots_cache_lookup(c->robots, host, p.auth_len, clock_now(), &rules, &fetched_at)) {
+    case ROBOTS_READY:
+        if (sieve_robots_allowed(rules, p.path, strlen(p.path)))
+            worker_start(w, u); /* popped at its host's turn: go now */
+        else
+            refuse_robots(c, u, "disallowed by robots.txt");
+        break;
+    case ROBOTS_FETCH:
+        /* No other URL of the host goes out until its robots.txt is in. */
+        sieve_frontier_hold_host(c->frontier, host, p.auth_len, true);
+        start_robots(w, u);
+        break;
+    case ROBOTS_WAIT:
+        if (give_back(c, u) != SIEVE_OK)
+            gate_refuse(c, u, "out of memory: could not wait for robots.txt");
+        break;
+    }
+}
+
+/* The delay the frontier keeps between two requests to a host. */
+static double host_delay(const sieve_crawl_options *o, const sieve_robots *rules)
+{
+    if (o->host_connections == 0) /* no per-host limits asked for */
+        return 0;
+    double d = o->delay_s, cd = rules != NULL ? sieve_robots_crawl_delay(rules) : -1;
+    if (cd > o->max_crawl_delay_s)
+        cd = o->max_crawl_delay_s;
+    return cd > d ? cd : d;
+}
+
+void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, double fetched_at,
+                       bool temporary)
+{
+    sieve_crawler *c = w->c;
+    url_parts p = url_split(u->url);
+    const char *host = u->url + p.auth_off;
+    double delay = host_delay(&c->o, rules);
+    if (delay > c->o.delay_s)
+        sieve_frontier_set_host_delay(c->frontier, host, p.auth_len, delay);
+    const sieve_robots *stored = rules;
+    robots_cache_store(c->robots, host, p.auth_len, rules, fetched_at, clock_now(), temporary);
+    bool allowed = stored != NULL && sieve_robots_allowed(stored, p.path, strlen(p.path));
+    if (stored == NULL)
+        gate_refuse(c, u, "robots.txt: out of memory");
+    else if (temporary && !allowed)
+        refuse_robots(c, u, "robots.txt unavailable: host not crawled for now");
+    else if (!allowed)
+        refuse_robots(c, u, "disallowed by robots.txt");
+    else if (give_back(c, u) != SIEVE_OK)
+        worker_start(w, u); /* cannot wait its turn: go now */
+    sieve_frontier_hold_host(c->frontier, host, p.auth_len, false);
+}

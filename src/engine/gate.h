@@ -1,0 +1,25 @@
+/* gate.h - the admission gate: every popped URL passes its host's
+ * robots.txt before it is fetched. */
+#ifndef SIEVE_GATE_H
+#define SIEVE_GATE_H
+
+#include <stdbool.h>
+
+#include "sieve/robots.h"
+#include "worker.h"
+
+/* Routes a popped URL: starts it, refuses it (with a record), fetches its
+ * host's robots.txt in its slot first, or puts it off until that file is
+ * in. A worker calls it with a free slot. */
+void gate_admit(worker *w, const sieve_url *u);
+
+/* The robots.txt fetch for page u (popped) ended with rules (owned by the
+ * gate from here; NULL when out of memory) started at fetched_at;
+ * temporary marks a failure, kept only a short while. */
+void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, double fetched_at,
+                       bool temporary);
+
+/* Writes the record of a popped URL that is not fetched, and releases it. */
+void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why);
+
+#endif

@@ -1,0 +1,85 @@
+/* outlinks.c - the links a transfer found, on their way to the frontier.
+ *
+ * Each canonical link is judged by the scope, then by the embedder's link
+ * filter, and packed into the transfer's batch; a full batch, and the
+ * rest at the transfer's end, goes to the frontier in one push_batch()
+ * (one lock, every key prefetched). A link the frontier had seen gives
+ * its host's quota back. */
+#include <string.h>
+
+#include "xfer.h"
+
+void outlinks_flush(xfer *x)
+{
+    if (x->nbatch == 0)
+        return;
+    sieve_crawler *c = x->c;
+    int results[OUTLINK_BATCH];
+    sieve_frontier_push_batch(c->frontier, x->batch, x->nbatch, results);
+    for (size_t i = 0; i < x->nbatch; i++) {
+        if (results[i] == SIEVE_OK)
+            x->links_new++;
+        else
+            scope_release(c->scope, x->batch[i].url);
+    }
+    x->nbatch = 0;
+    x->store_used = 0;
+}
+
+static bool append(xfer *x, const char *url, size_t len, uint32_t tag)
+{
+    if (x->nbatch == OUTLINK_BATCH || x->store_used + len + 1 > sizeof x->store)
+        outlinks_flush(x);
+    char *dst = x->store + x->store_used;
+    memcpy(dst, url, len + 1);
+    x->store_used += len + 1;
+    x->batch[x->nbatch++] = (sieve_url){.url = dst, .len = len, .depth = tag};
+    return true;
+}
+
+/* Asks the embedder's filter about a link the scope took. Returns whether
+ * to push it; a rewritten URL is canonicalized into buf and judged by the
+ * scope again (its first verdict's quota given back). */
+static bool filter(xfer *x, const char **url, sieve_canon_info *info, uint32_t tag, char *buf,
+                   size_t cap)
+{
+    sieve_crawler *c = x->c;
+    sieve_crawl_link l = {
+        .url = *url, .len = info->len, .page = x->url, .depth = tag & TAG_DEPTH_MASK};
+    char rewritten[SIEVE_URL_MAX + 1];
+    sieve_link_verdict v = c->cb.on_link(c->ud, &l, rewritten, sizeof rewritten);
+    if (v == SIEVE_LINK_KEEP)
+        return true;
+    scope_release(c->scope, *url);
+    size_t len = v == SIEVE_LINK_REWRITE ? strnlen(rewritten, sizeof rewritten) : 0;
+    if (v != SIEVE_LINK_REWRITE || len == sizeof rewritten ||
+        sieve_canon_url(c->canon, x->url, rewritten, len, buf, cap, info) != SIEVE_OK) {
+        /* dropped, or rewritten into something that is no crawlable URL */
+        atomic_fetch_add(&c->n.filtered, 1);
+        return false;
+    }
+    scope_verdict sv = scope_check(c->scope, buf, info, tag & TAG_DEPTH_MASK);
+    if (sv != SCOPE_IN) {
+        atomic_fetch_add(&c->n.refused[sv], 1);
+        return false;
+    }
+    *url = buf;
+    return true;
+}
+
+bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag)
+{
+    sieve_crawler *c = x->c;
+    scope_verdict v = scope_check(c->scope, url, info, tag & TAG_DEPTH_MASK);
+    if (v != SCOPE_IN) {
+        atomic_fetch_add(&c->n.refused[v], 1);
+        return false;
+    }
+    if (c->cb.on_link == NULL)
+        return append(x, url, info->len, tag);
+    sieve_canon_info fi = *info;
+    char buf[SIEVE_URL_MAX + 1];
+    if (!filter(x, &url, &fi, tag, buf, sizeof buf))
+        return false;
+    return append(x, url, fi.len, tag);
+}

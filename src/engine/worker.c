@@ -1,0 +1,191 @@
+/* worker.c - a fetch worker.
+ *
+ * Each worker thread owns a curl multi handle and a fixed set of transfer
+ * slots. It tops the slots up from the frontier (blocking in pop() only
+ * when it has nothing in flight, so an idle worker sleeps until there is
+ * work or the crawl is over), passes each popped URL through the gate,
+ * lets curl drive every transfer, and hands each finished one to its
+ * kind. stop() reaches a worker in two ways: the frontier is closed (pop
+ * returns at once) and curl_multi_wakeup() ends its wait in curl. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate.h"
+#include "worker.h"
+
+/* How long a worker with nothing in flight waits before it asks the
+ * frontier again when max_pages reservations, not the queue, held it
+ * back (a reservation comes back when a URL is given back). */
+#define WORKER_RESERVATION_WAIT_MS 20
+
+/* The longest a worker waits in curl before it looks at the frontier
+ * again, for hosts whose delay has passed. */
+#define WORKER_POLL_MS 100
+
+worker *worker_new(sieve_crawler *c)
+{
+    worker *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NULL;
+    w->c = c;
+    w->nslots = c->o.concurrency;
+    w->slots = calloc(w->nslots, sizeof *w->slots);
+    w->multi = curl_multi_init();
+    if (w->slots == NULL || w->multi == NULL) {
+        worker_free(w);
+        return NULL;
+    }
+    curl_multi_setopt(w->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)w->nslots);
+    for (unsigned i = 0; i < w->nslots; i++) {
+        w->slots[i].w = w;
+        w->slots[i].c = c;
+        if (xfer_setup(&w->slots[i]) != SIEVE_OK) {
+            worker_free(w);
+            return NULL;
+        }
+    }
+    return w;
+}
+
+void worker_free(worker *w)
+{
+    if (w == NULL)
+        return;
+    for (unsigned i = 0; w->slots != NULL && i < w->nslots; i++) {
+        xfer *x = &w->slots[i];
+        free(x->body);
+        sieve_links_free(x->lx);
+        sieve_sitemap_free(x->sm);
+        if (x->easy != NULL)
+            curl_easy_cleanup(x->easy);
+    }
+    if (w->multi != NULL)
+        curl_multi_cleanup(w->multi);
+    free(w->slots);
+    free(w);
+}
+
+void worker_wake(worker *w)
+{
+    curl_multi_wakeup(w->multi);
+}
+
+xfer *worker_free_slot(worker *w)
+{
+    for (unsigned i = 0; i < w->nslots; i++)
+        if (!w->slots[i].busy)
+            return &w->slots[i];
+    return NULL;
+}
+
+void worker_start(worker *w, const sieve_url *u)
+{
+    xfer *x = worker_free_slot(w);
+    memcpy(x->url, u->url, u->len + 1);
+    x->popped = *u;
+    x->popped.url = x->url;
+    x->depth = u->depth & TAG_DEPTH_MASK;
+    x->hops = u->depth >> TAG_HOPS_SHIFT;
+    atomic_fetch_add(&w->c->n.started, 1);
+    xfer_start(x, (u->depth & TAG_SITEMAP_BIT) ? &xfer_sitemap : &xfer_page);
+}
+
+/* Takes URLs from the frontier into free slots. Blocks only when nothing
+ * is in flight here. Returns false while the crawl goes on, true once the
+ * frontier says there will be no more work. */
+static bool top_up(worker *w)
+{
+    sieve_crawler *c = w->c;
+    uint64_t max_pages = c->o.max_pages;
+    while (w->active < w->nslots) {
+        /* A pop needs one of the max_pages reservations. The frontier is
+         * not closed when they run out: a worker blocked in pop() may hold
+         * one of the last, and must still get its URL. */
+        if (max_pages > 0 && atomic_fetch_add(&c->n.reserved, 1) >= max_pages) {
+            atomic_fetch_sub(&c->n.reserved, 1);
+            /* Over only once the pages have started: a URL waiting for
+             * its host's robots.txt holds a reservation it may give back. */
+            if (atomic_load(&c->n.started) < max_pages)
+                return false;
+            atomic_store(&c->limit_hit, true);
+            return true;
+        }
+        sieve_url u;
+        int rc = sieve_frontier_pop(c->frontier, w->popbuf, sizeof w->popbuf, &u,
+                                    w->active == 0 ? -1 : 0);
+        if (rc != SIEVE_OK && max_pages > 0)
+            atomic_fetch_sub(&c->n.reserved, 1);
+        if (rc == SIEVE_OK)
+            gate_admit(w, &u);
+        else if (rc == SIEVE_EAGAIN || rc == SIEVE_ETIMEDOUT)
+            return false;
+        else
+            return true; /* drained or closed */
+    }
+    return false;
+}
+
+static void reap(worker *w)
+{
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(w->multi, &left)) != NULL) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        xfer *x = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        CURLcode result = m->data.result;
+        curl_multi_remove_handle(w->multi, m->easy_handle);
+        w->active--;
+        x->kind->finish(x, result);
+    }
+}
+
+/* The stop grace is over: every transfer ends now, without a record, and
+ * its URL is not reported done (a resumed crawl fetches it again). */
+static void abort_all(worker *w)
+{
+    for (unsigned i = 0; i < w->nslots; i++) {
+        xfer *x = &w->slots[i];
+        if (!x->busy)
+            continue;
+        curl_multi_remove_handle(w->multi, x->easy);
+        w->active--;
+        sieve_links_free(x->lx);
+        x->lx = NULL;
+        sieve_sitemap_free(x->sm);
+        x->sm = NULL;
+        free(x->body);
+        x->body = NULL;
+        atomic_fetch_add(&w->c->n.aborted, 1);
+        xfer_release(x);
+    }
+}
+
+void *worker_run(void *arg)
+{
+    worker *w = arg;
+    sieve_crawler *c = w->c;
+    bool no_more = false;
+    while (!no_more || w->active > 0) {
+        if (atomic_load(&c->abort_now)) {
+            abort_all(w);
+            break;
+        }
+        if (!no_more)
+            no_more = top_up(w);
+        if (w->active == 0) {
+            if (!no_more)
+                curl_multi_poll(w->multi, NULL, 0, WORKER_RESERVATION_WAIT_MS, NULL);
+            continue;
+        }
+        int running;
+        curl_multi_perform(w->multi, &running);
+        reap(w);
+        if (w->active > 0)
+            curl_multi_poll(w->multi, NULL, 0, WORKER_POLL_MS, NULL);
+    }
+    atomic_fetch_add(&c->workers_exited, 1);
+    engine_poke(c, 'w');
+    return NULL;
+}

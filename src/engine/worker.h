@@ -1,0 +1,40 @@
+/* worker.h - a fetch worker: one thread, one curl multi handle, up to
+ * `concurrency` transfers at once, fed by the frontier. */
+#ifndef SIEVE_WORKER_H
+#define SIEVE_WORKER_H
+
+#include <pthread.h>
+
+#include "engine.h"
+#include "xfer.h"
+
+struct worker {
+    sieve_crawler *c;
+    CURLM *multi;
+    xfer *slots;
+    unsigned nslots, active;
+    pthread_t thread;
+    char popbuf[SIEVE_URL_MAX + 1];
+};
+
+/* Creates a worker with its transfer slots; NULL when out of memory or
+ * when curl cannot make a handle. */
+worker *worker_new(sieve_crawler *c);
+
+/* Runs the worker until the frontier is drained or closed and its own
+ * transfers have ended. A pthread start routine: arg is a worker. */
+void *worker_run(void *arg);
+
+/* Makes a worker waiting in curl look at the crawl's state again.
+ * Thread-safe. */
+void worker_wake(worker *w);
+
+void worker_free(worker *w);
+
+/* A slot with no transfer, or NULL. */
+xfer *worker_free_slot(worker *w);
+
+/* Starts the popped URL u in a free slot, as a page or a sitemap. */
+void worker_start(worker *w, const sieve_url *u);
+
+#endif

@@ -1,0 +1,188 @@
+/* xfer.c - what every kind of transfer shares: the slot's curl handle,
+ * starting a transfer, the write callback that hands bodies to the kind,
+ * and the end of a fetch (redirects, record, done).
+ *
+ * Redirects go through the frontier: curl is told not to follow them
+ * (robots.txt excepted, RFC 9309 asks for at least five hops); a 301,
+ * 302, 303, 307 or 308 response's target is canonicalized and pushed like
+ * a link, same depth, one more hop, so the seen-set decides whether it is
+ * fetched. A page reachable by several redirects, or also linked, is then
+ * fetched once, and a redirect loop ends at its first repeated URL. */
+#include <string.h>
+
+#include "clock.h"
+#include "worker.h"
+#include "xfer.h"
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+    xfer *x = ud;
+    size_t n = size * nmemb;
+    if (atomic_load(&x->c->abort_now)) {
+        x->fail = "interrupted";
+        return 0;
+    }
+    if (!x->begun) {
+        x->begun = true;
+        x->kind->begin(x);
+        if (x->fail != NULL)
+            return 0;
+    }
+    return x->kind->body(x, data, n);
+}
+
+/* Options that are the same for every transfer of a slot. */
+int xfer_setup(xfer *x)
+{
+    const sieve_crawl_options *o = &x->c->o;
+    CURL *e = x->easy = curl_easy_init();
+    if (e == NULL)
+        return SIEVE_ENOMEM;
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout_s * 1000));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->timeout_s * 1000));
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s);
+    curl_easy_setopt(e, CURLOPT_SHARE, x->c->share);
+    if (x->c->headers != NULL)
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->c->headers);
+    if (o->proxy != NULL)
+        curl_easy_setopt(e, CURLOPT_PROXY, o->proxy);
+    if (o->cookie_file != NULL || o->cookie_jar != NULL)
+        curl_easy_setopt(e, CURLOPT_COOKIEFILE, ""); /* the shared jar, loaded once */
+    if (o->netrc) {
+        curl_easy_setopt(e, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+        if (o->netrc_file != NULL)
+            curl_easy_setopt(e, CURLOPT_NETRC_FILE, o->netrc_file);
+    }
+    return SIEVE_OK;
+}
+
+void xfer_start(xfer *x, const xfer_kind *kind)
+{
+    sieve_crawler *c = x->c;
+    x->kind = kind;
+    x->busy = true;
+    x->begun = false;
+    x->fail = NULL;
+    x->errbuf[0] = '\0';
+    x->status = 0;
+    x->content_type = NULL;
+    x->parse_rc = SIEVE_OK;
+    x->bytes = x->links_found = x->links_new = 0;
+    x->nbatch = x->store_used = 0;
+    x->pass_body = false;
+    x->body_len = 0;
+    x->started = clock_now();
+    CURL *e = x->easy;
+    curl_easy_setopt(e, CURLOPT_URL, x->url);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, kind == &xfer_robots ? 1L : 0L);
+    const char *user = NULL, *password = NULL;
+    creds_find(c->creds, x->url, &user, &password);
+    curl_easy_setopt(e, CURLOPT_USERNAME, user);
+    curl_easy_setopt(e, CURLOPT_PASSWORD, password);
+    atomic_fetch_add(&c->n.in_flight, 1);
+    if (curl_multi_add_handle(x->w->multi, e) != CURLM_OK) {
+        x->fail = "cannot start the transfer";
+        kind->finish(x, CURLE_FAILED_INIT);
+        return;
+    }
+    x->w->active++;
+}
+
+void xfer_release(xfer *x)
+{
+    x->busy = false;
+    atomic_fetch_sub(&x->c->n.in_flight, 1);
+}
+
+void xfer_read_headers(xfer *x)
+{
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+    char *ct = NULL;
+    curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+    x->content_type = ct;
+}
+
+const char *xfer_error(const xfer *x, CURLcode result)
+{
+    if (x->fail != NULL)
+        return x->fail;
+    if (result != CURLE_OK)
+        return x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(result);
+    return NULL;
+}
+
+bool xfer_pass_body(xfer *x, const char *data, size_t n)
+{
+    sieve_crawler *c = x->c;
+    sieve_crawl_body b = {
+        .url = x->url,
+        .status = x->status,
+        .content_type = x->content_type,
+        .data = data,
+        .len = n,
+        .offset = x->bytes,
+    };
+    if (c->cb.on_body(c->ud, &b) == SIEVE_OK)
+        return true;
+    x->fail = "stopped by the body callback";
+    return false;
+}
+
+static bool is_redirect(long status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/* A redirect: its target is queued like a link, one hop further. Returns
+ * an error for the record, or NULL with the target in x->final_url. */
+static const char *follow_redirect(xfer *x)
+{
+    sieve_crawler *c = x->c;
+    char *loc = NULL;
+    curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
+    if (loc == NULL)
+        return "redirect without a Location header";
+    sieve_canon_info info;
+    int rc = sieve_canon_url(c->canon, x->url, loc, strlen(loc), x->final_url, sizeof x->final_url,
+                             &info);
+    if (rc != SIEVE_OK)
+        return sieve_strerror(rc);
+    if (x->hops + 1 > c->o.max_redirects)
+        return "too many redirects";
+    outlinks_offer(x, x->final_url, &info,
+                   tag_make(x->depth, x->hops + 1, x->kind == &xfer_sitemap));
+    return NULL;
+}
+
+void xfer_end_fetch(xfer *x, CURLcode result)
+{
+    sieve_crawler *c = x->c;
+    if (!x->begun)
+        xfer_read_headers(x);
+    const char *error = xfer_error(x, result);
+    const char *final_url = x->url;
+    if (error == NULL && is_redirect(x->status)) {
+        error = follow_redirect(x);
+        if (error == NULL)
+            final_url = x->final_url;
+    }
+    if (error == NULL && x->parse_rc != SIEVE_OK)
+        error = sieve_strerror(x->parse_rc);
+    /* A page is done only after its links are pushed and its record is
+     * out: a crawl judged over by the frontier has nothing left behind. */
+    outlinks_flush(x);
+    xfer_record(x, final_url, error);
+    sieve_frontier_done(c->frontier, &x->popped);
+    xfer_release(x);
+}

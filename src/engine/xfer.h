@@ -1,0 +1,123 @@
+/* xfer.h - one transfer slot of a worker, and the kinds of transfer.
+ *
+ * A worker owns a fixed set of slots, each with its curl easy handle
+ * made once (connection reuse, and no per-URL setup). What a transfer
+ * does with its response depends on what it fetches, and that is its
+ * kind: a table of three functions, as curl has one handler table per
+ * protocol. The worker knows only the table:
+ *
+ *   begin   the response's headers are in (first body byte, or the end of
+ *           a response without one): decide how to read the body;
+ *   body    a chunk of the decoded body: return n to go on, 0 to stop
+ *           (the reason in x->fail);
+ *   finish  the transfer ended with result: record it, push what it found,
+ *           and release the slot with xfer_release().
+ *
+ * Kinds: page (fetch-page.c) parses HTML and follows redirects through the
+ * frontier; robots (fetch-robots.c) keeps robots.txt whole and admits the
+ * page that waited for it; sitemap (fetch-sitemap.c) streams entries. */
+#ifndef SIEVE_XFER_H
+#define SIEVE_XFER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "engine.h"
+#include "sieve/links.h"
+#include "sieve/sitemap.h"
+
+typedef struct worker worker;
+typedef struct xfer xfer;
+
+typedef struct xfer_kind {
+    const char *name;
+    void (*begin)(xfer *x);
+    size_t (*body)(xfer *x, const char *data, size_t n);
+    void (*finish)(xfer *x, CURLcode result);
+} xfer_kind;
+
+extern const xfer_kind xfer_page, xfer_robots, xfer_sitemap;
+
+/* Links found by a transfer wait here and go to the frontier in batches:
+ * one lock per batch instead of one per link. */
+#define OUTLINK_BATCH 64
+#define OUTLINK_STORE ((SIEVE_URL_MAX + 1) * 4)
+
+struct xfer {
+    worker *w;
+    sieve_crawler *c;
+    CURL *easy;
+    const xfer_kind *kind;
+    bool busy;
+    char url[SIEVE_URL_MAX + 1];
+    sieve_url popped; /* as the frontier gave it, for done() */
+    uint32_t depth, hops;
+    double started; /* clock_now() at the start */
+    char errbuf[CURL_ERROR_SIZE];
+    const char *fail; /* our own reason for stopping it, if any */
+    bool begun;       /* kind->begin() has run */
+    long status;
+    const char *content_type; /* curl's, valid until the slot is reused */
+    int parse_rc;
+    uint64_t bytes;
+    uint64_t links_found, links_new;
+    char final_url[SIEVE_URL_MAX + 1]; /* a redirect's target */
+
+    /* the kinds' own state */
+    sieve_links *lx;   /* page: the HTML link extractor, for 2xx HTML */
+    bool pass_body;    /* page, sitemap: bytes go to the body callback */
+    sieve_sitemap *sm; /* sitemap: its parser */
+    char *body;        /* robots: the file, kept whole up to the parser's limit */
+    size_t body_len;
+    sieve_url waiting; /* robots: the page that waits for it */
+    char waiting_url[SIEVE_URL_MAX + 1];
+
+    /* links waiting to be pushed, their text packed in store */
+    sieve_url batch[OUTLINK_BATCH];
+    size_t nbatch, store_used;
+    char store[OUTLINK_STORE];
+};
+
+/* Makes the slot's curl handle, with the options every transfer shares. */
+int xfer_setup(xfer *x);
+
+/* Starts slot x fetching x->url as kind; the caller has filled x->url and
+ * the tag fields. On a failure to start, finishes it at once. */
+void xfer_start(xfer *x, const xfer_kind *kind);
+
+/* Frees the slot for another transfer. */
+void xfer_release(xfer *x);
+
+/* Sets x->status and x->content_type from curl, once. */
+void xfer_read_headers(xfer *x);
+
+/* The record of a finished (or refused) URL goes to the embedder: see
+ * record.c. error NULL means it was fetched whole. */
+void xfer_record(xfer *x, const char *final_url, const char *error);
+
+/* Ends a page or sitemap fetch: follows a redirect, pushes the links,
+ * writes the record, tells the frontier the URL is done and frees the
+ * slot, in that order. */
+void xfer_end_fetch(xfer *x, CURLcode result);
+
+/* The error text of a transfer that ended with result, or NULL. */
+const char *xfer_error(const xfer *x, CURLcode result);
+
+/* Hands a chunk of a 2xx body to the embedder's body callback; returns
+ * false (with x->fail set) when the callback asks to stop. */
+bool xfer_pass_body(xfer *x, const char *data, size_t n);
+
+/* outlinks.c: queues a canonical URL found by x with its frontier tag if
+ * the scope and the link filter take it; returns whether it was queued.
+ * The URL reaches the frontier with the next outlinks_flush(). */
+bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag);
+
+/* Pushes the URLs x has queued. */
+void outlinks_flush(xfer *x);
+
+/* fetch-sitemap.c: a robots.txt at robots_url listed these sitemaps. */
+void sitemaps_seed(sieve_crawler *c, const char *robots_url, const sieve_robots *rules);
+
+#endif

@@ -1,0 +1,338 @@
+/* test-fetch-options.c - what the engine sends: extra headers, cookies in
+ * and out, credentials to their own origin only, a proxy, .netrc, and
+ * responses stopped by content type.
+ *
+ * Two real HTTP servers (libmicrohttpd) run in this process on 127.0.0.1,
+ * on two ports, so they are two origins. Each request's target and the
+ * headers that matter are logged, and the tests read that log after a
+ * crawl with the engine. */
+#include <check.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sieve/crawl.h"
+
+enum { MAX_SEEN = 64 };
+
+typedef struct seen_request {
+    char origin; /* 'A' or 'B': which server */
+    char target[256];
+    char host[128];
+    char auth[256];
+    char cookie[256];
+    char custom[64];
+} seen_request;
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static seen_request seen[MAX_SEEN];
+static int nseen;
+static struct MHD_Daemon *server_a, *server_b;
+static unsigned port_a, port_b;
+
+static void copy_header(struct MHD_Connection *c, const char *name, char *dst, size_t cap)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+    snprintf(dst, cap, "%s", v != NULL ? v : "");
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const char *type,
+                              const char *body, const char *set_cookie)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", type);
+    if (set_cookie != NULL)
+        MHD_add_response_header(r, "Set-Cookie", set_cookie);
+    enum MHD_Result rc = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* Server A: "/" links to /a, to /img.png and to B's /b; sets a cookie.
+ * Server B: "/b", a page with no links. Both answer robots.txt with 404. */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_len, void **state)
+{
+    (void)method, (void)version, (void)upload, (void)upload_len, (void)state;
+    char which = *(const char *)cls;
+    pthread_mutex_lock(&log_lock);
+    if (nseen < MAX_SEEN) {
+        seen_request *s = &seen[nseen++];
+        s->origin = which;
+        snprintf(s->target, sizeof s->target, "%s", url);
+        copy_header(c, "Host", s->host, sizeof s->host);
+        copy_header(c, "Authorization", s->auth, sizeof s->auth);
+        copy_header(c, "Cookie", s->cookie, sizeof s->cookie);
+        copy_header(c, "X-Sieve-Test", s->custom, sizeof s->custom);
+    }
+    pthread_mutex_unlock(&log_lock);
+    if (strstr(url, "robots.txt") != NULL)
+        return answer(c, 404, "text/plain", "none", NULL);
+    if (strstr(url, "img.png") != NULL)
+        return answer(c, 200, "image/png", "not really a png", NULL);
+    if (which == 'A' && (strcmp(url, "/") == 0 || strstr(url, "://") != NULL)) {
+        char body[512];
+        snprintf(body, sizeof body,
+                 "<html><body><a href=\"/a\">a</a> <a href=\"/img.png\">i</a> "
+                 "<a href=\"http://127.0.0.1:%u/b\">b</a></body></html>",
+                 port_b);
+        return answer(c, 200, "text/html", body, "sid=s3cr3t; Path=/");
+    }
+    return answer(c, 200, "text/html", "<html><body>leaf</body></html>", NULL);
+}
+
+static struct MHD_Daemon *start_server(const char *which, unsigned *port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
+                                            NULL, NULL, handle, (void *)which, MHD_OPTION_SOCK_ADDR,
+                                            (struct sockaddr *)&sa, MHD_OPTION_END);
+    ck_assert_ptr_nonnull(d);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    *port = info->port;
+    return d;
+}
+
+static void setup(void)
+{
+    nseen = 0;
+    server_a = start_server("A", &port_a);
+    server_b = start_server("B", &port_b);
+}
+
+static void teardown(void)
+{
+    MHD_stop_daemon(server_a);
+    MHD_stop_daemon(server_b);
+}
+
+typedef struct outcome {
+    int n;
+    char url[16][256];
+    char error[16][128];
+} outcome;
+
+static int on_record(void *ud, const sieve_crawl_record *r)
+{
+    outcome *o = ud;
+    if (o->n < 16) {
+        snprintf(o->url[o->n], sizeof o->url[o->n], "%s", r->url);
+        snprintf(o->error[o->n], sizeof o->error[o->n], "%s", r->error ? r->error : "");
+        o->n++;
+    }
+    return SIEVE_OK;
+}
+
+static sieve_crawl_options base_options(void)
+{
+    sieve_crawl_options o;
+    sieve_crawl_options_init(&o);
+    o.workers = 1;
+    o.concurrency = 4;
+    o.delay_s = 0;
+    o.scope = SIEVE_SCOPE_ANY;
+    return o;
+}
+
+static int crawl(const sieve_crawl_options *o, const char *seed, outcome *out)
+{
+    sieve_crawler *c;
+    ck_assert_int_eq(sieve_crawler_new(&c, o), SIEVE_OK);
+    sieve_crawl_callbacks cb = {.on_record = on_record};
+    sieve_crawler_set_callbacks(c, &cb, out);
+    ck_assert_int_eq(sieve_crawler_add_seed(c, seed, SIZE_MAX), SIEVE_OK);
+    int rc = sieve_crawler_run(c);
+    sieve_crawler_free(c);
+    return rc;
+}
+
+static const seen_request *find(char origin, const char *target)
+{
+    for (int i = 0; i < nseen; i++)
+        if (seen[i].origin == origin && strcmp(seen[i].target, target) == 0)
+            return &seen[i];
+    return NULL;
+}
+
+/* "Basic dTpw" is "u:p" in base64. */
+#define AUTH_UP "Basic dTpw"
+
+START_TEST(headers_and_credentials_stay_with_their_origin)
+{
+    sieve_crawl_options o = base_options();
+    const char *headers[] = {"X-Sieve-Test: yes"};
+    o.headers = headers;
+    o.n_headers = 1;
+    char seed[128];
+    snprintf(seed, sizeof seed, "http://u:p@127.0.0.1:%u/", port_a);
+    outcome out = {0};
+    ck_assert_int_eq(crawl(&o, seed, &out), SIEVE_OK);
+    const seen_request *root = find('A', "/"), *a = find('A', "/a"), *b = find('B', "/b");
+    ck_assert_ptr_nonnull(root);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_str_eq(root->auth, AUTH_UP);
+    ck_assert_str_eq(a->auth, AUTH_UP);
+    ck_assert_str_eq(b->auth, ""); /* another origin: never sent */
+    ck_assert_str_eq(root->custom, "yes");
+    ck_assert_str_eq(b->custom, "yes");
+    /* no record shows the credentials */
+    for (int i = 0; i < out.n; i++)
+        ck_assert_msg(strstr(out.url[i], "u:p") == NULL, "%s", out.url[i]);
+}
+END_TEST
+
+START_TEST(user_option_goes_to_the_seed_origins_only)
+{
+    sieve_crawl_options o = base_options();
+    o.user = "u:p";
+    char seed[128];
+    snprintf(seed, sizeof seed, "http://127.0.0.1:%u/", port_a);
+    outcome out = {0};
+    ck_assert_int_eq(crawl(&o, seed, &out), SIEVE_OK);
+    ck_assert_str_eq(find('A', "/a")->auth, AUTH_UP);
+    ck_assert_str_eq(find('B', "/b")->auth, "");
+}
+END_TEST
+
+START_TEST(cookies_are_sent_back_and_written_to_the_jar)
+{
+    char dir[] = "/tmp/sieve-cookies-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char in[128], jar[128];
+    snprintf(in, sizeof in, "%s/in.txt", dir);
+    snprintf(jar, sizeof jar, "%s/jar.txt", dir);
+    FILE *fp = fopen(in, "w");
+    ck_assert_ptr_nonnull(fp);
+    /* Netscape format: domain, subdomains, path, secure, expiry, name, value */
+    fprintf(fp, "127.0.0.1\tFALSE\t/\tFALSE\t0\tpre\tloaded\n");
+    fclose(fp);
+    sieve_crawl_options o = base_options();
+    o.cookie_file = in;
+    o.cookie_jar = jar;
+    char seed[128];
+    snprintf(seed, sizeof seed, "http://127.0.0.1:%u/", port_a);
+    outcome out = {0};
+    ck_assert_int_eq(crawl(&o, seed, &out), SIEVE_OK);
+    ck_assert_msg(strstr(find('A', "/")->cookie, "pre=loaded") != NULL, "%s",
+                  find('A', "/")->cookie);
+    ck_assert_msg(strstr(find('A', "/a")->cookie, "sid=s3cr3t") != NULL, "%s",
+                  find('A', "/a")->cookie);
+    char buf[4096] = "";
+    fp = fopen(jar, "r");
+    ck_assert_ptr_nonnull(fp);
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    ck_assert_msg(strstr(buf, "sid\ts3cr3t") != NULL, "%s", buf);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(netrc_credentials_are_used)
+{
+    char path[] = "/tmp/sieve-netrc-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    const char *text = "machine 127.0.0.1 login u password p\n";
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    sieve_crawl_options o = base_options();
+    o.netrc = true;
+    o.netrc_file = path;
+    o.scope = SIEVE_SCOPE_HOST;
+    char seed[128];
+    snprintf(seed, sizeof seed, "http://127.0.0.1:%u/", port_a);
+    outcome out = {0};
+    ck_assert_int_eq(crawl(&o, seed, &out), SIEVE_OK);
+    ck_assert_str_eq(find('A', "/a")->auth, AUTH_UP);
+    unlink(path);
+}
+END_TEST
+
+/* The seed names a host that is never resolved: the proxy (server A)
+ * gets the whole URL and answers for it. */
+START_TEST(requests_go_through_the_proxy)
+{
+    sieve_crawl_options o = base_options();
+    char proxy[64];
+    snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", port_a);
+    o.proxy = proxy;
+    o.scope = SIEVE_SCOPE_HOST;
+    outcome out = {0};
+    ck_assert_int_eq(crawl(&o, "http://proxied.invalid/", &out), SIEVE_OK);
+    int through = 0;
+    for (int i = 0; i < nseen; i++)
+        through += seen[i].origin == 'A' && strcmp(seen[i].host, "proxied.invalid") == 0;
+    ck_assert_int_ge(through, 2); /* robots.txt and the page, at least */
+    for (int i = 0; i < out.n; i++)
+        if (strcmp(out.url[i], "http://proxied.invalid/") == 0)
+            ck_assert_str_eq(out.error[i], "");
+}
+END_TEST
+
+START_TEST(rejected_content_types_are_not_read)
+{
+    sieve_crawl_options o = base_options();
+    const char *reject[] = {"image/*"};
+    o.reject = reject;
+    o.n_reject = 1;
+    char seed[128];
+    snprintf(seed, sizeof seed, "http://127.0.0.1:%u/", port_a);
+    outcome out = {0};
+    ck_assert_int_eq(crawl(&o, seed, &out), SIEVE_OK);
+    int found = 0;
+    for (int i = 0; i < out.n; i++) {
+        if (strstr(out.url[i], "img.png") != NULL) {
+            ck_assert_str_eq(out.error[i], "content type rejected");
+            found = 1;
+        }
+    }
+    ck_assert(found);
+}
+END_TEST
+
+START_TEST(header_values_with_line_breaks_are_refused)
+{
+    sieve_crawl_options o = base_options();
+    const char *headers[] = {"X-A: 1\r\nX-Injected: 2"};
+    o.headers = headers;
+    o.n_headers = 1;
+    sieve_crawler *c = NULL;
+    ck_assert_int_eq(sieve_crawler_new(&c, &o), SIEVE_EINVAL);
+    o.n_headers = 0;
+    o.user_agent = "sieve\nX-Injected: 1";
+    ck_assert_int_eq(sieve_crawler_new(&c, &o), SIEVE_EINVAL);
+    ck_assert_ptr_null(c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("fetch-options");
+    TCase *tc = tcase_create("fetch-options");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, headers_and_credentials_stay_with_their_origin);
+    tcase_add_test(tc, user_option_goes_to_the_seed_origins_only);
+    tcase_add_test(tc, cookies_are_sent_back_and_written_to_the_jar);
+    tcase_add_test(tc, netrc_credentials_are_used);
+    tcase_add_test(tc, requests_go_through_the_proxy);
+    tcase_add_test(tc, rejected_content_types_are_not_read);
+    tcase_add_test(tc, header_values_with_line_breaks_are_refused);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
