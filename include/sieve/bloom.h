@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sieve/export.h"
 #include "sieve/hash.h"
 
 #ifdef __cplusplus
@@ -72,83 +73,85 @@ typedef struct sieve_bloom_info {
  * *out; SIEVE_EINVAL if capacity is 0, fp_rate is not in (0, 1) or layout is
  * unknown; SIEVE_EOVERFLOW if the bit array would not fit in memory's address
  * space; SIEVE_ENOMEM if it cannot be allocated. *out is untouched on error. */
-int sieve_bloom_new(sieve_bloom **out, uint64_t capacity, double fp_rate, sieve_bloom_layout layout,
-                    uint64_t seed);
+SIEVE_API int sieve_bloom_new(sieve_bloom **out, uint64_t capacity, double fp_rate,
+                              sieve_bloom_layout layout, uint64_t seed);
 
 /* Creates an empty filter of exactly m bits and k probes. For the blocked
  * layout m is rounded up to a multiple of 512. SIEVE_EINVAL if m is 0, k is 0
  * or above SIEVE_BLOOM_K_MAX (for blocked, also above 512); otherwise as
  * sieve_bloom_new(). */
-int sieve_bloom_new_mk(sieve_bloom **out, uint64_t m, unsigned k, sieve_bloom_layout layout,
-                       uint64_t seed);
+SIEVE_API int sieve_bloom_new_mk(sieve_bloom **out, uint64_t m, unsigned k,
+                                 sieve_bloom_layout layout, uint64_t seed);
 
 /* Frees the filter and its bits. NULL is a no-op. */
-void sieve_bloom_free(sieve_bloom *b);
+SIEVE_API void sieve_bloom_free(sieve_bloom *b);
 
 /* Hashes a key the way this filter does (its seed). */
-sieve_hash sieve_bloom_hash(const sieve_bloom *b, const void *key, size_t len);
+SIEVE_API sieve_hash sieve_bloom_hash(const sieve_bloom *b, const void *key, size_t len);
 
 /* Adds a key. Returns SIEVE_OK if at least one of its bits was clear (the key
  * was certainly absent), SIEVE_SEEN if all were set (present, or a false
  * positive). Test and set happen in one pass over the key's bits. */
-int sieve_bloom_add(sieve_bloom *b, const void *key, size_t len);
+SIEVE_API int sieve_bloom_add(sieve_bloom *b, const void *key, size_t len);
 
 /* As sieve_bloom_add(), for a hash from sieve_bloom_hash(). */
-int sieve_bloom_add_hashed(sieve_bloom *b, sieve_hash h);
+SIEVE_API int sieve_bloom_add_hashed(sieve_bloom *b, sieve_hash h);
 
 /* True if the key may have been added; false if it certainly was not. */
-bool sieve_bloom_contains(const sieve_bloom *b, const void *key, size_t len);
+SIEVE_API bool sieve_bloom_contains(const sieve_bloom *b, const void *key, size_t len);
 
 /* As sieve_bloom_contains(), for a hash from sieve_bloom_hash(). */
-bool sieve_bloom_contains_hashed(const sieve_bloom *b, sieve_hash h);
+SIEVE_API bool sieve_bloom_contains_hashed(const sieve_bloom *b, sieve_hash h);
 
 /* Hints the CPU to fetch the memory h will touch. Never changes the filter;
  * issue it for a whole batch before probing it so the misses overlap. */
-void sieve_bloom_prefetch(const sieve_bloom *b, sieve_hash h);
+SIEVE_API void sieve_bloom_prefetch(const sieve_bloom *b, sieve_hash h);
 
 /* Adds n keys: hashes them all, prefetches every block, then tests and sets
  * each in order. results (may be NULL) receives SIEVE_OK or SIEVE_SEEN per
  * key, exactly as n calls of sieve_bloom_add() would. Returns the number of
  * keys that were absent. */
-size_t sieve_bloom_add_batch(sieve_bloom *b, const sieve_key *keys, size_t n, int *results);
+SIEVE_API size_t sieve_bloom_add_batch(sieve_bloom *b, const sieve_key *keys, size_t n,
+                                       int *results);
 
 /* Fills *info with the filter's shape and current estimates. O(1) for the
  * classic layout; the blocked layout's rate model is computed once per
  * filter and cached. */
-void sieve_bloom_info_get(const sieve_bloom *b, sieve_bloom_info *info);
+SIEVE_API void sieve_bloom_info_get(const sieve_bloom *b, sieve_bloom_info *info);
 
 /* The estimated number of distinct keys added, from the set-bit count. */
-double sieve_bloom_estimated_count(const sieve_bloom *b);
+SIEVE_API double sieve_bloom_estimated_count(const sieve_bloom *b);
 
 /* The false-positive rate the model predicts for the current estimated count. */
-double sieve_bloom_estimated_fp_rate(const sieve_bloom *b);
+SIEVE_API double sieve_bloom_estimated_fp_rate(const sieve_bloom *b);
 
 /* Sets dst to the union dst | src. Both must have the same layout, m, k and
  * seed, else SIEVE_EMISMATCH and dst is unchanged. The set-bit count is
  * recomputed, so estimates stay right. */
-int sieve_bloom_union(sieve_bloom *dst, const sieve_bloom *src);
+SIEVE_API int sieve_bloom_union(sieve_bloom *dst, const sieve_bloom *src);
 
 /* The model's expected false-positive rate for a filter of this layout, m bits
  * and k probes holding n keys. Useful for planning; no filter needed. Returns
  * a negative value for invalid arguments. */
-double sieve_bloom_model_fp_rate(sieve_bloom_layout layout, uint64_t m, unsigned k, double n);
+SIEVE_API double sieve_bloom_model_fp_rate(sieve_bloom_layout layout, uint64_t m, unsigned k,
+                                           double n);
 
 /* The (m, k) sieve_bloom_new() would choose, without allocating. Same errors. */
-int sieve_bloom_plan(uint64_t capacity, double fp_rate, sieve_bloom_layout layout, uint64_t *m,
-                     unsigned *k);
+SIEVE_API int sieve_bloom_plan(uint64_t capacity, double fp_rate, sieve_bloom_layout layout,
+                               uint64_t *m, unsigned *k);
 
 /* Writes the filter to path atomically (a temporary file renamed over it).
  * Format: a 64-byte little-endian header (magic, format version, layout, m,
  * k, seed, capacity, requested rate, set bits, checksum) then the bit array;
  * the checksum is XXH3-64 over header and bits. SIEVE_EIO on a system error
  * (errno is kept), and the previous file at path, if any, is left intact. */
-int sieve_bloom_save(const sieve_bloom *b, const char *path);
+SIEVE_API int sieve_bloom_save(const sieve_bloom *b, const char *path);
 
 /* Reads a filter written by sieve_bloom_save(). Refuses, without crashing and
  * without allocating more than the file's own size: SIEVE_EFORMAT (bad magic,
  * impossible shape), SIEVE_EVERSION, SIEVE_ETRUNCATED (shorter than its header
  * says), SIEVE_ECHECKSUM, SIEVE_EIO (cannot open or read), SIEVE_ENOMEM. */
-int sieve_bloom_load(sieve_bloom **out, const char *path);
+SIEVE_API int sieve_bloom_load(sieve_bloom **out, const char *path);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sieve/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,36 +29,36 @@ typedef struct sieve_fifo sieve_fifo;
 #define SIEVE_FIFO_ENTRY_MAX (UINT32_MAX / 2)
 
 /* Creates an empty queue. SIEVE_ENOMEM on failure. */
-int sieve_fifo_new(sieve_fifo **out);
+SIEVE_API int sieve_fifo_new(sieve_fifo **out);
 
 /* Frees the queue and every entry in it. NULL is a no-op. */
-void sieve_fifo_free(sieve_fifo *q);
+SIEVE_API void sieve_fifo_free(sieve_fifo *q);
 
 /* Appends a copy of len bytes at data with a tag. SIEVE_ETOOLONG above
  * SIEVE_FIFO_ENTRY_MAX, SIEVE_ENOMEM if a chunk cannot be allocated (the
  * queue is unchanged). Empty entries are allowed. */
-int sieve_fifo_push(sieve_fifo *q, const void *data, size_t len, uint32_t tag);
+SIEVE_API int sieve_fifo_push(sieve_fifo *q, const void *data, size_t len, uint32_t tag);
 
 /* Makes room so that the next sieve_fifo_push() of at most len bytes
  * cannot fail: SIEVE_OK, SIEVE_ETOOLONG or SIEVE_ENOMEM (the queue is
  * unchanged). Lets a caller commit to other state first, as the frontier
  * marks a URL seen only when its push is sure to succeed. */
-int sieve_fifo_reserve(sieve_fifo *q, size_t len);
+SIEVE_API int sieve_fifo_reserve(sieve_fifo *q, size_t len);
 
 /* Removes the oldest entry, copying it into buf (cap bytes) and setting *len
  * and *tag (tag may be NULL). SIEVE_EAGAIN if the queue is empty. If the
  * entry is longer than cap, returns SIEVE_ERANGE, sets *len to the size
  * needed and removes nothing. */
-int sieve_fifo_pop(sieve_fifo *q, void *buf, size_t cap, size_t *len, uint32_t *tag);
+SIEVE_API int sieve_fifo_pop(sieve_fifo *q, void *buf, size_t cap, size_t *len, uint32_t *tag);
 
 /* Length of the oldest entry, or SIEVE_EAGAIN (as a negative int64) if empty. */
-int64_t sieve_fifo_peek_len(const sieve_fifo *q);
+SIEVE_API int64_t sieve_fifo_peek_len(const sieve_fifo *q);
 
 /* Number of entries. */
-uint64_t sieve_fifo_length(const sieve_fifo *q);
+SIEVE_API uint64_t sieve_fifo_length(const sieve_fifo *q);
 
 /* Bytes held by the queue: its chunks (allocated size) and the handle. */
-uint64_t sieve_fifo_bytes(const sieve_fifo *q);
+SIEVE_API uint64_t sieve_fifo_bytes(const sieve_fifo *q);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sieve/export.h"
 #include "sieve/log.h"
 #include "sieve/seen.h"
 
@@ -83,32 +84,33 @@ typedef struct sieve_frontier_stats {
 } sieve_frontier_stats;
 
 /* Fills cfg with the defaults. */
-void sieve_frontier_config_init(sieve_frontier_config *cfg);
+SIEVE_API void sieve_frontier_config_init(sieve_frontier_config *cfg);
 
 /* Creates a frontier. SIEVE_EINVAL for max_url_len 0 or an invalid seen
  * config; the errors of sieve_seen_new(); SIEVE_ENOMEM. */
-int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg);
+SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg);
 
 /* Frees the frontier. No thread may be inside another frontier call. */
-void sieve_frontier_free(sieve_frontier *f);
+SIEVE_API void sieve_frontier_free(sieve_frontier *f);
 
 /* Offers a canonical URL. SIEVE_OK: enqueued. SIEVE_SEEN: already seen, not
  * enqueued. SIEVE_EEMPTY, SIEVE_ETOOLONG (over max_url_len), SIEVE_EURL (no
  * scheme, or a control character or space inside): refused, and neither
  * marked seen nor enqueued. SIEVE_ENOMEM: nothing changed. Pushing after
  * close() still records the URL (nothing is lost). Thread-safe. */
-int sieve_frontier_push(sieve_frontier *f, const char *url, size_t len, uint32_t depth);
+SIEVE_API int sieve_frontier_push(sieve_frontier *f, const char *url, size_t len, uint32_t depth);
 
 /* Offers n URLs under one lock: hashes them all first, prefetches, then
  * tests and enqueues each in order, exactly as n push() calls would (a URL
  * repeated inside the batch is enqueued once). results (may be NULL) gets
  * each URL's status. Returns the number enqueued, or SIEVE_ENOMEM if memory
  * ran out part way (results says which were handled). Thread-safe. */
-int sieve_frontier_push_batch(sieve_frontier *f, const sieve_url *urls, size_t n, int *results);
+SIEVE_API int sieve_frontier_push_batch(sieve_frontier *f, const sieve_url *urls, size_t n,
+                                        int *results);
 
 /* Marks a URL seen without enqueueing it (e.g. a redirect's final URL).
  * SIEVE_OK if it was new, SIEVE_SEEN if not, or the errors of push(). */
-int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len);
+SIEVE_API int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len);
 
 /* Takes the next URL (the oldest; with per-host scheduling, the oldest of
  * the host ready longest), copying it into buf (cap bytes, NUL-terminated) and
@@ -119,39 +121,41 @@ int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len);
  * cap is not above the URL's length (nothing is removed; cap of
  * max_url_len + 1 always suffices). Each SIEVE_OK must be answered by one
  * done(). Thread-safe. */
-int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out, int timeout_ms);
+SIEVE_API int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
+                                 int timeout_ms);
 
 /* Reports that the URL u, filled by pop(), has been handled (its links
  * pushed); with per-host scheduling this frees its host's slot. Push a
  * page's links before calling done() for it, or the crawl may be judged
  * over too early. SIEVE_ESTATE if no URL (of u's host) is in flight.
  * Thread-safe. */
-int sieve_frontier_done(sieve_frontier *f, const sieve_url *u);
+SIEVE_API int sieve_frontier_done(sieve_frontier *f, const sieve_url *u);
 
 /* Gives back a URL popped and not fetched (e.g. its host's robots.txt is
  * not known yet): it is no longer in flight, and pop() returns it again
  * before its host's other URLs, at the host's next turn. Needs per-host
  * scheduling (else SIEVE_ESTATE); SIEVE_ENOMEM leaves it in flight.
  * Thread-safe. */
-int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u);
+SIEVE_API int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u);
 
 /* Holds a host (pop() gives none of its URLs) or releases it, e.g. while
  * its robots.txt is fetched. Needs per-host scheduling (else SIEVE_ESTATE).
  * Thread-safe. */
-int sieve_frontier_hold_host(sieve_frontier *f, const char *host, size_t len, bool hold);
+SIEVE_API int sieve_frontier_hold_host(sieve_frontier *f, const char *host, size_t len, bool hold);
 
 /* Sets the delay between request starts for one host (host is the
  * authority, "name" or "name:port", len bytes), e.g. from robots.txt's
  * Crawl-delay; capped at politeness.max_delay_s. SIEVE_ESTATE without
  * per-host scheduling, SIEVE_EINVAL for a negative delay. Thread-safe. */
-int sieve_frontier_set_host_delay(sieve_frontier *f, const char *host, size_t len, double delay_s);
+SIEVE_API int sieve_frontier_set_host_delay(sieve_frontier *f, const char *host, size_t len,
+                                            double delay_s);
 
 /* Closes the frontier: every blocked pop() and every later pop() returns
  * SIEVE_ECLOSED. Queued URLs stay queued. Idempotent. Thread-safe. */
-void sieve_frontier_close(sieve_frontier *f);
+SIEVE_API void sieve_frontier_close(sieve_frontier *f);
 
 /* Fills *st with a consistent snapshot. Thread-safe. */
-void sieve_frontier_stats_get(sieve_frontier *f, sieve_frontier_stats *st);
+SIEVE_API void sieve_frontier_stats_get(sieve_frontier *f, sieve_frontier_stats *st);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sieve/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,7 +33,7 @@ typedef struct sieve_key {
 /* Hashes len bytes at key with XXH3-128 and the given seed. key may be
  * NULL when len is 0. Pure function: same input, same output, on every
  * platform (the filter file format relies on it). */
-sieve_hash sieve_hash_key(const void *key, size_t len, uint64_t seed);
+SIEVE_API sieve_hash sieve_hash_key(const void *key, size_t len, uint64_t seed);
 
 #ifdef __cplusplus
 }

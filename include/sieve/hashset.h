@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sieve/export.h"
 #include "sieve/hash.h"
 
 #ifdef __cplusplus
@@ -29,38 +30,38 @@ typedef struct sieve_hashset sieve_hashset;
 /* Creates an empty set presized for expected keys (0: a small default),
  * hashing with seed. SIEVE_EOVERFLOW if expected is beyond what a table can
  * address, SIEVE_ENOMEM if allocation fails. */
-int sieve_hashset_new(sieve_hashset **out, uint64_t expected, uint64_t seed);
+SIEVE_API int sieve_hashset_new(sieve_hashset **out, uint64_t expected, uint64_t seed);
 
 /* Frees the set and every key it holds. NULL is a no-op. */
-void sieve_hashset_free(sieve_hashset *s);
+SIEVE_API void sieve_hashset_free(sieve_hashset *s);
 
 /* Hashes a key the way this set does (its seed). */
-sieve_hash sieve_hashset_hash(const sieve_hashset *s, const void *key, size_t len);
+SIEVE_API sieve_hash sieve_hashset_hash(const sieve_hashset *s, const void *key, size_t len);
 
 /* Adds a copy of the key unless present. SIEVE_OK if added, SIEVE_SEEN if it
  * was there, SIEVE_ETOOLONG above SIEVE_HASHSET_KEY_MAX, SIEVE_ENOMEM when
  * growth fails (the set is unchanged and still valid). Empty keys are valid. */
-int sieve_hashset_add(sieve_hashset *s, const void *key, size_t len);
+SIEVE_API int sieve_hashset_add(sieve_hashset *s, const void *key, size_t len);
 
 /* As sieve_hashset_add(), with h = sieve_hashset_hash(s, key, len). */
-int sieve_hashset_add_hashed(sieve_hashset *s, const void *key, size_t len, sieve_hash h);
+SIEVE_API int sieve_hashset_add_hashed(sieve_hashset *s, const void *key, size_t len, sieve_hash h);
 
 /* True if the key was added. */
-bool sieve_hashset_contains(const sieve_hashset *s, const void *key, size_t len);
+SIEVE_API bool sieve_hashset_contains(const sieve_hashset *s, const void *key, size_t len);
 
 /* As sieve_hashset_contains(), with a precomputed hash. */
-bool sieve_hashset_contains_hashed(const sieve_hashset *s, const void *key, size_t len,
-                                   sieve_hash h);
+SIEVE_API bool sieve_hashset_contains_hashed(const sieve_hashset *s, const void *key, size_t len,
+                                             sieve_hash h);
 
 /* Hints the CPU to fetch the slot h will probe first. */
-void sieve_hashset_prefetch(const sieve_hashset *s, sieve_hash h);
+SIEVE_API void sieve_hashset_prefetch(const sieve_hashset *s, sieve_hash h);
 
 /* Number of keys held. */
-uint64_t sieve_hashset_count(const sieve_hashset *s);
+SIEVE_API uint64_t sieve_hashset_count(const sieve_hashset *s);
 
 /* Bytes held: slot table, arena chunks (allocated, not only used) and the
  * handle. This is what the memory benchmark accounts. */
-uint64_t sieve_hashset_bytes(const sieve_hashset *s);
+SIEVE_API uint64_t sieve_hashset_bytes(const sieve_hashset *s);
 
 #ifdef __cplusplus
 }

@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sieve/export.h"
 #include "sieve/url.h"
 
 #ifdef __cplusplus
@@ -105,15 +106,15 @@ typedef struct sieve_links_stats {
  * conversion errors of broken pages to stderr). Idempotent, but not safe
  * to race: call it once from the main thread before threads use
  * extractors. */
-void sieve_links_global_init(void);
+SIEVE_API void sieve_links_global_init(void);
 
 /* Starts an extractor for the page at page_url (absolute http(s) URL; it
  * is canonicalized with opts->canon and becomes the base). fn is called
  * with ctx for each link. Returns SIEVE_OK; SIEVE_EINVAL for a NULL out,
  * page_url, opts, opts->canon or fn, or an unknown charset; the errors of
  * sieve_canon_url() for page_url; SIEVE_ENOMEM. */
-int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_opts *opts,
-                    sieve_link_fn fn, void *ctx);
+SIEVE_API int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_opts *opts,
+                              sieve_link_fn fn, void *ctx);
 
 /* Parses the next len bytes of the page; links complete in them are
  * delivered before it returns. Chunks may split anything, even a UTF-8
@@ -121,22 +122,22 @@ int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_o
  * SIEVE_EINVAL for NULL arguments; SIEVE_ETOOLONG when the parser holds
  * more than max_pending unparsed bytes, SIEVE_ENOMEM if it ran out of
  * memory: the page is abandoned and later calls return the same error. */
-int sieve_links_feed(sieve_links *lx, const void *data, size_t len);
+SIEVE_API int sieve_links_feed(sieve_links *lx, const void *data, size_t len);
 
 /* Ends the page: delivers links still held back (a tag cut off at the
  * end of the page is read as libxml2 recovers it). Later feeds return
  * SIEVE_ESTATE; a second finish is a no-op. Returns SIEVE_OK, SIEVE_EINVAL,
  * or the error that abandoned the page. */
-int sieve_links_finish(sieve_links *lx);
+SIEVE_API int sieve_links_finish(sieve_links *lx);
 
 /* Copies the counters so far into *st. */
-void sieve_links_stats_get(const sieve_links *lx, sieve_links_stats *st);
+SIEVE_API void sieve_links_stats_get(const sieve_links *lx, sieve_links_stats *st);
 
 /* The canonical page URL the extractor started from. */
-const char *sieve_links_page_url(const sieve_links *lx);
+SIEVE_API const char *sieve_links_page_url(const sieve_links *lx);
 
 /* Frees the extractor (finished or not). NULL is a no-op. */
-void sieve_links_free(sieve_links *lx);
+SIEVE_API void sieve_links_free(sieve_links *lx);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef SIEVE_LOG_H
 #define SIEVE_LOG_H
 
+#include "sieve/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,17 +30,17 @@ typedef struct sieve_logger {
 } sieve_logger;
 
 /* The default sink: writes "sieve: LEVEL: msg\n" to stderr in one write. */
-void sieve_log_stderr(void *ctx, sieve_log_level level, const char *msg);
+SIEVE_API void sieve_log_stderr(void *ctx, sieve_log_level level, const char *msg);
 
 /* A logger writing to stderr at SIEVE_LOG_WARN. */
-sieve_logger sieve_logger_default(void);
+SIEVE_API sieve_logger sieve_logger_default(void);
 
 /* "error", "warning", "info", "debug"; "unknown" for anything else. */
-const char *sieve_log_level_name(sieve_log_level level);
+SIEVE_API const char *sieve_log_level_name(sieve_log_level level);
 
 /* Formats and emits a message through lg if level passes lg->level. Long
  * messages are cut at 1023 bytes. lg may be NULL (nothing happens). */
-void sieve_log(const sieve_logger *lg, sieve_log_level level, const char *fmt, ...)
+SIEVE_API void sieve_log(const sieve_logger *lg, sieve_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

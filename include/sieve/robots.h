@@ -59,6 +59,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sieve/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -103,20 +105,21 @@ typedef struct sieve_robots_stats {
  * line after it is dropped (a cut "Allow: /public/page" would otherwise
  * allow "/p"). Returns SIEVE_OK and sets *out, SIEVE_EINVAL for a NULL
  * out, a NULL body with len > 0 or a bad product token, SIEVE_ENOMEM. */
-int sieve_robots_parse(sieve_robots **out, const void *body, size_t len, const char *product);
+SIEVE_API int sieve_robots_parse(sieve_robots **out, const void *body, size_t len,
+                                 const char *product);
 
 /* A handle that allows every path: for a robots.txt answered with a 4xx
  * status. SIEVE_OK and *out set, SIEVE_EINVAL for a NULL out,
  * SIEVE_ENOMEM. */
-int sieve_robots_allow_all(sieve_robots **out);
+SIEVE_API int sieve_robots_allow_all(sieve_robots **out);
 
 /* A handle that disallows every path but "/robots.txt": for a robots.txt
  * answered with a 5xx status or not reachable. Returns as
  * sieve_robots_allow_all(). */
-int sieve_robots_disallow_all(sieve_robots **out);
+SIEVE_API int sieve_robots_disallow_all(sieve_robots **out);
 
 /* Frees r. NULL is a no-op. */
-void sieve_robots_free(sieve_robots *r);
+SIEVE_API void sieve_robots_free(sieve_robots *r);
 
 /* True when we may fetch path_and_query (len bytes, need not be
  * NUL-terminated): the URL's path plus its query, without scheme, host or
@@ -125,14 +128,14 @@ void sieve_robots_free(sieve_robots *r);
  * both sides are normalized alike. Thread-safe. Returns false for a NULL r
  * or path with len > 0, and, conservatively, when memory to normalize a
  * path of more than a few KiB cannot be allocated. */
-bool sieve_robots_allowed(const sieve_robots *r, const char *path_and_query, size_t len);
+SIEVE_API bool sieve_robots_allowed(const sieve_robots *r, const char *path_and_query, size_t len);
 
 /* The Crawl-delay for our group (or the "*" groups), in seconds, or a
  * negative value when there is none. Values must be a plain decimal number
  * ("10", "0.5"); anything else ("10s", "-1", "abc") is ignored. When the
  * applicable groups give several, the largest wins. Negative for handles
  * from sieve_robots_allow_all() and sieve_robots_disallow_all(). */
-double sieve_robots_crawl_delay(const sieve_robots *r);
+SIEVE_API double sieve_robots_crawl_delay(const sieve_robots *r);
 
 /* Sets *urls to the Sitemap values of the file, in file order, each
  * NUL-terminated, and returns their number. Sitemap lines are global:
@@ -140,11 +143,11 @@ double sieve_robots_crawl_delay(const sieve_robots *r);
  * to a '#'), not checked to be URLs; duplicates are kept, values with
  * control bytes are dropped. The array lives
  * as long as r. urls may be NULL to get the count only. */
-size_t sieve_robots_sitemaps(const sieve_robots *r, const char *const **urls);
+SIEVE_API size_t sieve_robots_sitemaps(const sieve_robots *r, const char *const **urls);
 
 /* Fills *st with what parsing kept and dropped (all zero for the
  * allow_all and disallow_all handles). */
-void sieve_robots_stats_get(const sieve_robots *r, sieve_robots_stats *st);
+SIEVE_API void sieve_robots_stats_get(const sieve_robots *r, sieve_robots_stats *st);
 
 #ifdef __cplusplus
 }

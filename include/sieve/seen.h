@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "sieve/bloom.h"
+#include "sieve/export.h"
 #include "sieve/hash.h"
 
 #ifdef __cplusplus
@@ -49,54 +50,55 @@ typedef struct sieve_seen_config {
 } sieve_seen_config;
 
 /* Fills cfg with the defaults above. */
-void sieve_seen_config_init(sieve_seen_config *cfg);
+SIEVE_API void sieve_seen_config_init(sieve_seen_config *cfg);
 
 /* Creates a seen-set. SIEVE_EINVAL for an unknown kind, layout or policy, a
  * capacity of 0 or (Bloom) a rate outside (0, 1); otherwise the errors of
  * sieve_bloom_new() or sieve_hashset_new(). */
-int sieve_seen_new(sieve_seen **out, const sieve_seen_config *cfg);
+SIEVE_API int sieve_seen_new(sieve_seen **out, const sieve_seen_config *cfg);
 
 /* Frees the set. NULL is a no-op. */
-void sieve_seen_free(sieve_seen *s);
+SIEVE_API void sieve_seen_free(sieve_seen *s);
 
 /* Hashes a key for this set. Safe to call without exclusive access. */
-sieve_hash sieve_seen_hash(const sieve_seen *s, const void *key, size_t len);
+SIEVE_API sieve_hash sieve_seen_hash(const sieve_seen *s, const void *key, size_t len);
 
 /* Hints the CPU to fetch what an operation on h will touch (newest layer). */
-void sieve_seen_prefetch(const sieve_seen *s, sieve_hash h);
+SIEVE_API void sieve_seen_prefetch(const sieve_seen *s, sieve_hash h);
 
 /* Adds a key unless it is (or, for Bloom, seems) present: SIEVE_OK if added,
  * SIEVE_SEEN if not, or an error (SIEVE_ENOMEM, SIEVE_ETOOLONG for the exact
  * set) with the set unchanged. h must come from sieve_seen_hash(). */
-int sieve_seen_add_hashed(sieve_seen *s, const void *key, size_t len, sieve_hash h);
+SIEVE_API int sieve_seen_add_hashed(sieve_seen *s, const void *key, size_t len, sieve_hash h);
 
 /* As sieve_seen_add_hashed(), hashing the key itself. */
-int sieve_seen_add(sieve_seen *s, const void *key, size_t len);
+SIEVE_API int sieve_seen_add(sieve_seen *s, const void *key, size_t len);
 
 /* True if the key is (or, for Bloom, may be) in the set. */
-bool sieve_seen_contains(const sieve_seen *s, const void *key, size_t len);
+SIEVE_API bool sieve_seen_contains(const sieve_seen *s, const void *key, size_t len);
 
 /* As sieve_seen_contains(), with h from sieve_seen_hash(). */
-bool sieve_seen_contains_hashed(const sieve_seen *s, const void *key, size_t len, sieve_hash h);
+SIEVE_API bool sieve_seen_contains_hashed(const sieve_seen *s, const void *key, size_t len,
+                                          sieve_hash h);
 
 /* Kind of the set. */
-sieve_seen_kind sieve_seen_get_kind(const sieve_seen *s);
+SIEVE_API sieve_seen_kind sieve_seen_get_kind(const sieve_seen *s);
 
 /* Estimated keys held (exact for the exact set). */
-double sieve_seen_estimated_count(const sieve_seen *s);
+SIEVE_API double sieve_seen_estimated_count(const sieve_seen *s);
 
 /* Estimated false-positive rate now (0 for the exact set). For a grown set,
  * the chance that any layer answers falsely. */
-double sieve_seen_estimated_fp_rate(const sieve_seen *s);
+SIEVE_API double sieve_seen_estimated_fp_rate(const sieve_seen *s);
 
 /* Bytes the set holds. */
-uint64_t sieve_seen_bytes(const sieve_seen *s);
+SIEVE_API uint64_t sieve_seen_bytes(const sieve_seen *s);
 
 /* Number of Bloom layers (1 unless grown; 0 for the exact set). */
-unsigned sieve_seen_layers(const sieve_seen *s);
+SIEVE_API unsigned sieve_seen_layers(const sieve_seen *s);
 
 /* The configured capacity. */
-uint64_t sieve_seen_capacity(const sieve_seen *s);
+SIEVE_API uint64_t sieve_seen_capacity(const sieve_seen *s);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #ifndef SIEVE_SIEVE_H
 #define SIEVE_SIEVE_H
 
+#include "sieve/export.h"
 #include "sieve/status.h"
 #include "sieve/hash.h"
 #include "sieve/log.h"
@@ -23,7 +24,7 @@ extern "C" {
 #endif
 
 /* The library's version as "MAJOR.MINOR.PATCH". */
-const char *sieve_version(void);
+SIEVE_API const char *sieve_version(void);
 
 #ifdef __cplusplus
 }

@@ -66,6 +66,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sieve/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -153,14 +155,14 @@ typedef struct sieve_sitemap_stats {
 /* Initializes libxml2's globals: the same as sieve_links_global_init(),
  * whichever comes first does it. Idempotent but not safe to race: call it
  * once from the main thread before threads create parsers. */
-void sieve_sitemap_global_init(void);
+SIEVE_API void sieve_sitemap_global_init(void);
 
 /* Starts a parser that calls fn with ctx for each entry. opts may be NULL
  * for the defaults. Returns SIEVE_OK and sets *out; SIEVE_EINVAL for a
  * NULL out or fn, or max_loc above SIEVE_SITEMAP_MAX_LOC_LIMIT;
  * SIEVE_ENOMEM. */
-int sieve_sitemap_new(sieve_sitemap **out, const sieve_sitemap_opts *opts, sieve_sitemap_fn fn,
-                      void *ctx);
+SIEVE_API int sieve_sitemap_new(sieve_sitemap **out, const sieve_sitemap_opts *opts,
+                                sieve_sitemap_fn fn, void *ctx);
 
 /* Parses the next len bytes of the file (data may be NULL when len is 0).
  * Entries complete in them may be held back a little (libxml2 is fed in
@@ -170,7 +172,7 @@ int sieve_sitemap_new(sieve_sitemap **out, const sieve_sitemap_opts *opts, sieve
  * feeds return the same error and the entries already delivered stand:
  * SIEVE_EFORMAT when the content is not a sitemap (see above) or the gzip
  * data is corrupt; SIEVE_ETOOLONG when a limit is passed; SIEVE_ENOMEM. */
-int sieve_sitemap_feed(sieve_sitemap *s, const void *data, size_t len);
+SIEVE_API int sieve_sitemap_feed(sieve_sitemap *s, const void *data, size_t len);
 
 /* Ends the file and delivers the entries still held back (the last text
  * line needs no line end). Later feeds return SIEVE_ESTATE; a second
@@ -180,13 +182,13 @@ int sieve_sitemap_feed(sieve_sitemap *s, const void *data, size_t len);
  * sitemap (an empty file included); SIEVE_ETRUNCATED when the gzip stream
  * ends before its trailer (the entries read so far stand, a text line cut
  * by it is dropped); or the error that stopped the parse. */
-int sieve_sitemap_finish(sieve_sitemap *s);
+SIEVE_API int sieve_sitemap_finish(sieve_sitemap *s);
 
 /* Copies the counters so far into *st. */
-void sieve_sitemap_stats_get(const sieve_sitemap *s, sieve_sitemap_stats *st);
+SIEVE_API void sieve_sitemap_stats_get(const sieve_sitemap *s, sieve_sitemap_stats *st);
 
 /* Frees the parser (finished or not). NULL is a no-op. */
-void sieve_sitemap_free(sieve_sitemap *s);
+SIEVE_API void sieve_sitemap_free(sieve_sitemap *s);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef SIEVE_STATUS_H
 #define SIEVE_STATUS_H
 
+#include "sieve/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,7 +41,7 @@ typedef enum sieve_status {
 
 /* Returns a static, human-readable sentence for any status code (success
  * codes included); never NULL, also for codes it does not know. */
-const char *sieve_strerror(int status);
+SIEVE_API const char *sieve_strerror(int status);
 
 #ifdef __cplusplus
 }

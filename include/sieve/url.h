@@ -47,6 +47,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sieve/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -86,19 +88,19 @@ typedef struct sieve_canon_info {
 } sieve_canon_info;
 
 /* Fills cfg with the defaults above. */
-void sieve_canon_config_init(sieve_canon_config *cfg);
+SIEVE_API void sieve_canon_config_init(sieve_canon_config *cfg);
 
 /* Creates a canonicalizer from cfg (NULL: defaults). SIEVE_EINVAL for a
  * max_len outside 16 .. SIEVE_CANON_MAX_LEN_LIMIT, a NULL or empty strip
  * pattern; SIEVE_ENOMEM. */
-int sieve_canon_new(sieve_canon **out, const sieve_canon_config *cfg);
+SIEVE_API int sieve_canon_new(sieve_canon **out, const sieve_canon_config *cfg);
 
 /* Frees c. NULL is a no-op. */
-void sieve_canon_free(sieve_canon *c);
+SIEVE_API void sieve_canon_free(sieve_canon *c);
 
 /* The configured max_len: an output buffer of max_len + 1 bytes always
  * suffices. */
-size_t sieve_canon_max_len(const sieve_canon *c);
+SIEVE_API size_t sieve_canon_max_len(const sieve_canon *c);
 
 /* Resolves the reference ref (ref_len bytes, need not be NUL-terminated)
  * against base (a NUL-terminated absolute URL, or NULL when ref must be
@@ -118,15 +120,15 @@ size_t sieve_canon_max_len(const sieve_canon *c);
  *   SIEVE_ERANGE    cap is too small; info->len tells the size needed
  *   SIEVE_EINVAL    c, ref (with ref_len > 0) or out is NULL
  *   SIEVE_ENOMEM */
-int sieve_canon_url(const sieve_canon *c, const char *base, const char *ref, size_t ref_len,
-                    char *out, size_t cap, sieve_canon_info *info);
+SIEVE_API int sieve_canon_url(const sieve_canon *c, const char *base, const char *ref,
+                              size_t ref_len, char *out, size_t cap, sieve_canon_info *info);
 
 /* Writes the host of the absolute http(s) URL url, lower-cased and in
  * punycode, NUL-terminated, into out (cap bytes) and its length into
  * *outlen (may be NULL). IPv6 hosts keep their brackets. Returns SIEVE_OK,
  * SIEVE_ESCHEME, SIEVE_EURL, SIEVE_ERANGE (*outlen tells the length that
  * did not fit), SIEVE_EINVAL for NULL arguments, SIEVE_ENOMEM. */
-int sieve_canon_host(const char *url, char *out, size_t cap, size_t *outlen);
+SIEVE_API int sieve_canon_host(const char *url, char *out, size_t cap, size_t *outlen);
 
 #ifdef __cplusplus
 }
