@@ -53,7 +53,7 @@ START_TEST(defaults_are_documented_values)
     sieve_seen_config_init(&cfg);
     ck_assert_int_eq(cfg.kind, SIEVE_SEEN_BLOOM);
     ck_assert_uint_eq(cfg.capacity, 1000000);
-    ck_assert_double_eq(cfg.fp_rate, 0.01);
+    ck_assert_double_eq(cfg.fp_rate, 1e-4);
     ck_assert_int_eq(cfg.layout, SIEVE_BLOOM_BLOCKED);
     ck_assert_int_eq(cfg.overflow, SIEVE_OVERFLOW_WARN);
 }

@@ -43,7 +43,7 @@ typedef enum sieve_overflow {
 typedef struct sieve_seen_config {
     sieve_seen_kind kind;      /* default SIEVE_SEEN_BLOOM */
     uint64_t capacity;         /* keys expected; default 1,000,000 */
-    double fp_rate;            /* Bloom only; default 0.01 */
+    double fp_rate;            /* Bloom only; default 1e-4 */
     sieve_bloom_layout layout; /* Bloom only; default blocked */
     sieve_overflow overflow;   /* Bloom only; default warn */
     uint64_t seed;             /* default SIEVE_HASH_SEED_DEFAULT */

@@ -38,12 +38,15 @@ struct sieve_seen {
     double older_count;       /* estimated keys in all but the newest layer */
 };
 
+/* A false positive is a page the crawl silently never fetches, so the
+ * default rate is 1e-4: one new URL lost in ten thousand, for about 2.7
+ * bytes a URL with the blocked layout (1.2 at 0.01). */
 void sieve_seen_config_init(sieve_seen_config *cfg)
 {
     *cfg = (sieve_seen_config){
         .kind = SIEVE_SEEN_BLOOM,
         .capacity = 1000000,
-        .fp_rate = 0.01,
+        .fp_rate = 1e-4,
         .layout = SIEVE_BLOOM_BLOCKED,
         .overflow = SIEVE_OVERFLOW_WARN,
         .seed = SIEVE_HASH_SEED_DEFAULT,
