@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sieve/sieve.h"
 
@@ -28,6 +29,7 @@ static sieve_frontier *make(sieve_seen_kind kind, uint64_t capacity, sieve_overf
     cfg.seen.kind = kind;
     cfg.seen.capacity = capacity;
     cfg.seen.overflow = ov;
+    cfg.seen.fp_rate = 0.01; /* the rate these tests' sizes were chosen for */
     cfg.max_url_len = 200;
     if (cap != NULL)
         cfg.logger = (sieve_logger){.fn = capture_log, .ctx = cap, .level = SIEVE_LOG_DEBUG};
@@ -47,21 +49,21 @@ START_TEST(push_then_pop_is_fifo_with_depth)
     ck_assert_int_eq(push_str(f, "http://a.test/", 0), SIEVE_OK);
     ck_assert_int_eq(push_str(f, "http://b.test/x", 3), SIEVE_OK);
     ck_assert_int_eq(push_str(f, "http://a.test/", 5), SIEVE_SEEN);
-    char buf[256];
-    sieve_url u;
-    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
-    ck_assert_str_eq(u.url, "http://a.test/");
-    ck_assert_uint_eq(u.len, strlen("http://a.test/"));
-    ck_assert_uint_eq(u.depth, 0);
-    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
-    ck_assert_str_eq(u.url, "http://b.test/x");
-    ck_assert_uint_eq(u.depth, 3);
+    char abuf[256], bbuf[256], buf[256];
+    sieve_url a, b, u;
+    ck_assert_int_eq(sieve_frontier_pop(f, abuf, sizeof abuf, &a, 0), SIEVE_OK);
+    ck_assert_str_eq(a.url, "http://a.test/");
+    ck_assert_uint_eq(a.len, strlen("http://a.test/"));
+    ck_assert_uint_eq(a.depth, 0);
+    ck_assert_int_eq(sieve_frontier_pop(f, bbuf, sizeof bbuf, &b, 0), SIEVE_OK);
+    ck_assert_str_eq(b.url, "http://b.test/x");
+    ck_assert_uint_eq(b.depth, 3);
     /* Two URLs in flight and none queued: not over yet. */
     ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_EAGAIN);
     ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 20), SIEVE_ETIMEDOUT);
-    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
-    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
-    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_frontier_done(f, &b), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_done(f, &a), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_done(f, &a), SIEVE_ESTATE);
     ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, -1), SIEVE_EDRAINED);
     sieve_frontier_stats st;
     sieve_frontier_stats_get(f, &st);
@@ -131,18 +133,206 @@ START_TEST(a_bad_byte_anywhere_is_found)
 }
 END_TEST
 
-/* http and https take a shortcut; every other scheme the general path. */
+/* http(s):// takes an eight-byte shortcut; anything else the general
+ * path, which tells another scheme (SIEVE_ESCHEME) from no URL at all. */
 START_TEST(schemes_are_checked_on_both_paths)
 {
     sieve_frontier *f = make(SIEVE_SEEN_EXACT, 1000, 0, NULL);
-    const char *good[] = {"http://a/", "https://a/", "httpx://a/", "ftp://a/",
-                          "h:x",       "a+b-c.d:x",  "HTTP://a/",  "http:x"};
-    const char *bad[] = {"http:", "https:", "http", "https", "http;//a/", "https!//a/",
-                         "-x:y",  "a b:c",  "1a:b", ":x",    "https:/ a"};
+    const char *good[] = {"http://a/",  "https://a/", "HTTP://a/",
+                          "HtTpS://B/", "http://a",   "https://b"};
+    const char *other[] = {"httpx://a/", "ftp://a/",   "h:x",         "a+b-c.d:x",
+                           "file:///x",  "mailto:a@b", "javascript:", "ws://a/",
+                           "httpss://a", "htt://a/",   "shttp://a/",  "http+s://a/"};
+    const char *bad[] = {"http:",  "https:",   "http",        "https",      "http;//a/",
+                         "-x:y",   "a b:c",    "1a:b",        ":x",         "https:/ a",
+                         "http:x", "https:/a", "http://",     "https://",   "https!//a/",
+                         "http:/", "HTTP:/a/", "http:\x0f/x", "http\x1a//x"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
         ck_assert_msg(push_str(f, good[i], 0) == SIEVE_OK, "refused '%s'", good[i]);
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        ck_assert_msg(push_str(f, other[i], 0) == SIEVE_ESCHEME, "'%s' not SIEVE_ESCHEME",
+                      other[i]);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        ck_assert_msg(push_str(f, bad[i], 0) == SIEVE_EURL, "accepted '%s'", bad[i]);
+        ck_assert_msg(push_str(f, bad[i], 0) == SIEVE_EURL, "'%s' not SIEVE_EURL", bad[i]);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* A URL of another scheme is neither enqueued nor marked seen, whichever
+ * call offers it. */
+START_TEST(other_schemes_are_refused_by_every_push)
+{
+    sieve_frontier *f = make(_i ? SIEVE_SEEN_EXACT : SIEVE_SEEN_BLOOM, 1000, 0, NULL);
+    const char *ftp = "ftp://a.test/file";
+    ck_assert_int_eq(push_str(f, ftp, 0), SIEVE_ESCHEME);
+    ck_assert_int_eq(sieve_frontier_mark_seen(f, ftp, strlen(ftp)), SIEVE_ESCHEME);
+    sieve_url batch[3] = {
+        {.url = "mailto:x@a.test", .len = 15},
+        {.url = "http://a.test/", .len = 14},
+        {.url = ftp, .len = strlen(ftp)},
+    };
+    int results[3];
+    ck_assert_int_eq(sieve_frontier_push_batch(f, batch, 3, results), 1);
+    ck_assert_int_eq(results[0], SIEVE_ESCHEME);
+    ck_assert_int_eq(results[1], SIEVE_OK);
+    ck_assert_int_eq(results[2], SIEVE_ESCHEME);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.pushed, 4);
+    ck_assert_uint_eq(st.invalid, 3);
+    ck_assert_uint_eq(st.enqueued, 1);
+    ck_assert_uint_eq(st.queue_len, 1);
+    ck_assert_double_eq_tol(st.est_count, 1.0, 0.1); /* only the http URL */
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* done() answers one pop once. Loop 0: one FIFO; loop 1: per-host. */
+static sieve_frontier *make_for_done(int per_host)
+{
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    cfg.politeness.enabled = per_host;
+    cfg.politeness.max_conns = 1000;
+    cfg.politeness.delay_s = 0;
+    sieve_frontier *f = NULL;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    return f;
+}
+
+/* Checks that nothing was reported done and one URL is still in flight. */
+static void assert_one_in_flight(sieve_frontier *f)
+{
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.in_flight, 1);
+    ck_assert_uint_eq(st.done, 0);
+}
+
+START_TEST(done_refuses_a_url_it_did_not_hand_out)
+{
+    sieve_frontier *f = make_for_done(_i);
+    ck_assert_int_eq(push_str(f, "http://a.test/1", 0), SIEVE_OK);
+    ck_assert_int_eq(push_str(f, "http://a.test/2", 0), SIEVE_OK);
+    char buf[64];
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
+    ck_assert_str_eq(u.url, "http://a.test/1");
+
+    /* never popped: a fresh struct, and the queued URL with u's ticket */
+    sieve_url never = {.url = "http://a.test/2", .len = 15};
+    ck_assert_int_eq(sieve_frontier_done(f, &never), SIEVE_ESTATE);
+    never.ticket = u.ticket;
+    never.host = u.host;
+    ck_assert_int_eq(sieve_frontier_done(f, &never), SIEVE_ESTATE);
+    /* forged: other bytes, length, host or ticket */
+    sieve_url forged = u;
+    forged.url = "http://a.test/X";
+    ck_assert_int_eq(sieve_frontier_done(f, &forged), SIEVE_ESTATE);
+    forged = u, forged.len--;
+    ck_assert_int_eq(sieve_frontier_done(f, &forged), SIEVE_ESTATE);
+    forged = u, forged.host++;
+    ck_assert_int_eq(sieve_frontier_done(f, &forged), SIEVE_ESTATE);
+    forged = u, forged.ticket ^= 1;
+    ck_assert_int_eq(sieve_frontier_done(f, &forged), SIEVE_ESTATE);
+    forged = u, forged.ticket += UINT64_C(1) << 32;
+    ck_assert_int_eq(sieve_frontier_done(f, &forged), SIEVE_ESTATE);
+    forged = u, forged.ticket = 0;
+    ck_assert_int_eq(sieve_frontier_done(f, &forged), SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_frontier_requeue(f, &forged), SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_frontier_done(f, NULL), SIEVE_EINVAL);
+    assert_one_in_flight(f);
+    /* none of that ended the crawl */
+    char other[64];
+    sieve_url v;
+    ck_assert_int_eq(sieve_frontier_pop(f, other, sizeof other, &v, 0), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_pop(f, other, sizeof other, &v, 0), SIEVE_EAGAIN);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(done_accepts_a_copy_once)
+{
+    sieve_frontier *f = make_for_done(_i);
+    ck_assert_int_eq(push_str(f, "http://a.test/1", 0), SIEVE_OK);
+    char buf[64];
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
+    /* the struct copied and the bytes moved to a buffer of one's own */
+    char own[64];
+    memcpy(own, buf, u.len + 1);
+    memset(buf, 0, sizeof buf);
+    sieve_url copy = u;
+    copy.url = own;
+    ck_assert_int_eq(sieve_frontier_done(f, &copy), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_done(f, &copy), SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_frontier_requeue(f, &copy), SIEVE_ESTATE);
+    /* nor does the free slot's next ticket answer for it */
+    copy.ticket += UINT64_C(1) << 32;
+    ck_assert_int_eq(sieve_frontier_done(f, &copy), SIEVE_ESTATE);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.in_flight, 0);
+    ck_assert_uint_eq(st.done, 1);
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, -1), SIEVE_EDRAINED);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* A requeued URL comes back with a new ticket: the old one is spent, though
+ * its bytes and host are the same and its slot is reused. */
+START_TEST(requeue_spends_the_ticket)
+{
+    sieve_frontier *f = make_for_done(1);
+    ck_assert_int_eq(push_str(f, "http://a.test/1", 0), SIEVE_OK);
+    char buf[64], again[64];
+    sieve_url u, w;
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
+    sieve_url forged = u;
+    forged.url = "http://a.test/2";
+    ck_assert_int_eq(sieve_frontier_requeue(f, &forged), SIEVE_ESTATE);
+    assert_one_in_flight(f);
+    ck_assert_int_eq(sieve_frontier_requeue(f, &u), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_requeue(f, &u), SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_frontier_pop(f, again, sizeof again, &w, 0), SIEVE_OK);
+    ck_assert_str_eq(w.url, u.url);
+    ck_assert(w.ticket != u.ticket);
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_ESTATE);
+    assert_one_in_flight(f);
+    ck_assert_int_eq(sieve_frontier_done(f, &w), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_pop(f, again, sizeof again, &w, -1), SIEVE_EDRAINED);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* Many URLs in flight at once (the table of tickets grows while they are)
+ * are answered in any order, each once. */
+START_TEST(many_in_flight_are_answered_in_any_order)
+{
+    enum { N = 500 };
+    sieve_frontier *f = make_for_done(_i);
+    static char bufs[N][64];
+    static sieve_url u[N];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) {
+            char url[64];
+            snprintf(url, sizeof url, "http://h%d.test/%d/%d", i % 7, round, i);
+            ck_assert_int_eq(push_str(f, url, 0), SIEVE_OK);
+        }
+        for (int i = 0; i < N; i++)
+            ck_assert_int_eq(sieve_frontier_pop(f, bufs[i], sizeof bufs[i], &u[i], 0), SIEVE_OK);
+        for (int i = 0; i < N; i++) {
+            int j = (i * 7919) % N; /* a permutation: N and 7919 are coprime */
+            ck_assert_int_eq(sieve_frontier_done(f, &u[j]), SIEVE_OK);
+        }
+        for (int i = 0; i < N; i++)
+            ck_assert_int_eq(sieve_frontier_done(f, &u[i]), SIEVE_ESTATE);
+    }
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.done, 2 * N);
+    ck_assert_uint_eq(st.in_flight, 0);
     sieve_frontier_free(f);
 }
 END_TEST
@@ -277,6 +467,80 @@ START_TEST(grow_policy_grows_instead_of_warning)
 }
 END_TEST
 
+START_TEST(defaults_are_documented_values)
+{
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    ck_assert_uint_eq(cfg.max_url_len, SIEVE_URL_MAX);
+    ck_assert_uint_eq(SIEVE_URL_MAX, 8192);
+    ck_assert_ptr_null(cfg.logger.fn);
+    ck_assert_double_eq(cfg.seen.fp_rate, 1e-4);
+    ck_assert(!cfg.politeness.enabled);
+    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    sieve_frontier *f = NULL;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    static char url[SIEVE_URL_MAX + 2];
+    memset(url, 'a', sizeof url);
+    memcpy(url, "http://a.test/", 14);
+    ck_assert_int_eq(sieve_frontier_push(f, url, SIEVE_URL_MAX + 1, 0), SIEVE_ETOOLONG);
+    ck_assert_int_eq(sieve_frontier_push(f, url, SIEVE_URL_MAX, 0), SIEVE_OK);
+    static char buf[SIEVE_URL_MAX + 1];
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
+    ck_assert_uint_eq(u.len, SIEVE_URL_MAX);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* Runs a frontier past its capacity with the given logger and returns what
+ * reached stderr meanwhile (a static buffer). */
+static const char *stderr_of_an_overflow(const sieve_logger *lg)
+{
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    cfg.seen.capacity = 100;
+    if (lg != NULL)
+        cfg.logger = *lg;
+    sieve_frontier *f = NULL;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_eq(dup2(fileno(tmp), STDERR_FILENO), STDERR_FILENO);
+    char url[64];
+    for (int i = 0; i < 1000; i++) {
+        int n = snprintf(url, sizeof url, "http://o.test/%d", i);
+        sieve_frontier_push(f, url, (size_t)n, 0);
+    }
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_double_gt(st.est_count, 400); /* the capacity was passed twice over */
+    sieve_frontier_free(f);
+    static char out[4096];
+    rewind(tmp);
+    size_t n = fread(out, 1, sizeof out - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+    return out;
+}
+
+/* Library code never prints on its own: the warnings go nowhere until a
+ * logger is set, and to stderr with sieve_logger_default(). */
+START_TEST(the_default_logger_prints_nothing)
+{
+    ck_assert_str_eq(stderr_of_an_overflow(NULL), "");
+    sieve_logger lg = sieve_logger_default();
+    const char *out = stderr_of_an_overflow(&lg);
+    ck_assert_msg(strstr(out, "sieve: warning: seen-set estimated count") != NULL, "stderr: '%s'",
+                  out);
+}
+END_TEST
+
 START_TEST(bad_arguments_are_refused)
 {
     sieve_frontier_config cfg;
@@ -308,12 +572,19 @@ int main(void)
     tcase_add_test(tc, invalid_urls_are_refused_and_not_marked);
     tcase_add_test(tc, a_bad_byte_anywhere_is_found);
     tcase_add_test(tc, schemes_are_checked_on_both_paths);
+    tcase_add_loop_test(tc, other_schemes_are_refused_by_every_push, 0, 2);
+    tcase_add_loop_test(tc, done_refuses_a_url_it_did_not_hand_out, 0, 2);
+    tcase_add_loop_test(tc, done_accepts_a_copy_once, 0, 2);
+    tcase_add_test(tc, requeue_spends_the_ticket);
+    tcase_add_loop_test(tc, many_in_flight_are_answered_in_any_order, 0, 2);
     tcase_add_test(tc, pop_with_small_buffer_keeps_the_url);
     tcase_add_test(tc, mark_seen_blocks_later_pushes);
     tcase_add_test(tc, batch_push_equals_single_pushes);
     tcase_add_test(tc, close_ends_pops_but_keeps_pushes);
     tcase_add_test(tc, capacity_warning_is_logged_once_at_the_crossing);
     tcase_add_test(tc, grow_policy_grows_instead_of_warning);
+    tcase_add_test(tc, defaults_are_documented_values);
+    tcase_add_test(tc, the_default_logger_prints_nothing);
     tcase_add_test(tc, bad_arguments_are_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

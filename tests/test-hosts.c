@@ -200,6 +200,29 @@ START_TEST(the_end_is_detected_with_per_host_queues)
 }
 END_TEST
 
+/* A done() whose host was changed to another busy host's frees neither. */
+START_TEST(done_frees_only_the_host_of_the_popped_url)
+{
+    sieve_frontier *f = make(1, 0.0);
+    push(f, "http://a.test/1");
+    push(f, "http://b.test/1");
+    push(f, "http://b.test/2");
+    char x[64], y[64], z[64];
+    sieve_url ua = take(f, x, sizeof x, "http://a.test/1");
+    sieve_url ub = take(f, y, sizeof y, "http://b.test/1");
+    ck_assert_uint_ne(ua.host, ub.host);
+    sieve_url swapped = ua;
+    swapped.host = ub.host;
+    ck_assert_int_eq(sieve_frontier_done(f, &swapped), SIEVE_ESTATE);
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, z, sizeof z, &u, 0), SIEVE_EAGAIN); /* b still busy */
+    ck_assert_int_eq(sieve_frontier_done(f, &ub), SIEVE_OK);
+    take(f, z, sizeof z, "http://b.test/2");
+    ck_assert_int_eq(sieve_frontier_done(f, &ua), SIEVE_OK);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 START_TEST(a_requeued_url_comes_back_first_and_a_held_host_waits)
 {
     sieve_frontier *f = make(1, 0.0);
@@ -256,6 +279,7 @@ int main(void)
     tcase_add_test(tc, ports_are_hosts_of_their_own);
     tcase_add_test(tc, a_host_delay_can_be_set_for_one_host);
     tcase_add_test(tc, the_end_is_detected_with_per_host_queues);
+    tcase_add_test(tc, done_frees_only_the_host_of_the_popped_url);
     tcase_add_test(tc, a_requeued_url_comes_back_first_and_a_held_host_waits);
     tcase_add_test(tc, bad_politeness_is_refused);
     suite_add_tcase(s, tc);

@@ -12,6 +12,19 @@
  * pop() is the single place that decides what is fetched next: per-host
  * scheduling plugs in there without changing push().
  *
+ * Only http and https URLs are queued: the frontier feeds a web crawler,
+ * and a URL of another scheme is refused at push() with SIEVE_ESCHEME.
+ *
+ * Tickets. pop() stamps each URL it hands out with a ticket, and done()
+ * and requeue() accept only a URL in flight with its ticket, bytes and
+ * host as pop() gave them, once: a stray or repeated done() returns
+ * SIEVE_ESTATE instead of ending the crawl early. Copy the whole sieve_url
+ * (the bytes may move to a buffer of one's own) to answer a pop later.
+ *
+ * Logging. The frontier never prints on its own: its default logger drops
+ * every message. Set cfg.logger (sieve_logger_default() for stderr) to
+ * hear about the capacity warnings below.
+ *
  * Capacity. When the seen-set's estimated count first passes the configured
  * capacity, one warning is logged with the count, the capacity and the
  * estimated false-positive rate; another at each doubling after that. With
@@ -37,12 +50,19 @@ extern "C" {
 
 typedef struct sieve_frontier sieve_frontier;
 
-/* A URL with its crawl depth. url need not be NUL-terminated. */
+/* The longest URL, in bytes, the frontier (by default, see max_url_len)
+ * and the crawl engine handle; the engine's URL buffers are
+ * SIEVE_URL_MAX + 1 bytes. */
+#define SIEVE_URL_MAX 8192
+
+/* A URL with its crawl depth. url need not be NUL-terminated. push() reads
+ * url, len and depth only; pop() sets every field. */
 typedef struct sieve_url {
     const char *url;
     size_t len;
     uint32_t depth;
-    uint32_t host; /* set by pop(): which host's slot done() frees */
+    uint32_t host;   /* set by pop(): which host's slot done() frees */
+    uint64_t ticket; /* set by pop(): which pop done() answers */
 } sieve_url;
 
 /* Per-host scheduling. When enabled, every host (an authority, so each
@@ -60,15 +80,15 @@ typedef struct sieve_politeness {
 
 typedef struct sieve_frontier_config {
     sieve_seen_config seen; /* the seen-set; see sieve/seen.h for defaults */
-    size_t max_url_len;     /* longer URLs are refused; default 8192 */
-    sieve_logger logger;    /* default: stderr at SIEVE_LOG_WARN */
+    size_t max_url_len;     /* longer URLs are refused; default SIEVE_URL_MAX */
+    sieve_logger logger;    /* default: none (fn NULL, messages dropped) */
     sieve_politeness politeness;
 } sieve_frontier_config;
 
 typedef struct sieve_frontier_stats {
     uint64_t pushed;      /* push attempts, valid or not */
     uint64_t seen;        /* refused as already seen */
-    uint64_t invalid;     /* refused as empty, too long or not a URL */
+    uint64_t invalid;     /* refused as empty, too long, not a URL or not http(s) */
     uint64_t enqueued;    /* accepted into the queue */
     uint64_t popped;      /* handed to workers */
     uint64_t done;        /* reported finished */
@@ -94,10 +114,12 @@ SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_conf
 SIEVE_API void sieve_frontier_free(sieve_frontier *f);
 
 /* Offers a canonical URL. SIEVE_OK: enqueued. SIEVE_SEEN: already seen, not
- * enqueued. SIEVE_EEMPTY, SIEVE_ETOOLONG (over max_url_len), SIEVE_EURL (no
- * scheme, or a control character or space inside): refused, and neither
- * marked seen nor enqueued. SIEVE_ENOMEM: nothing changed. Pushing after
- * close() still records the URL (nothing is lost). Thread-safe. */
+ * enqueued. SIEVE_EEMPTY, SIEVE_ETOOLONG (over max_url_len), SIEVE_ESCHEME
+ * (a scheme other than http or https: the URL must start with "http://" or
+ * "https://", in any case), SIEVE_EURL (no scheme, http(s) without "//",
+ * or a control character or space inside): refused, and neither marked
+ * seen nor enqueued. SIEVE_ENOMEM: nothing changed. Pushing after close()
+ * still records the URL (nothing is lost). Thread-safe. */
 SIEVE_API int sieve_frontier_push(sieve_frontier *f, const char *url, size_t len, uint32_t depth);
 
 /* Offers n URLs under one lock: hashes them all first, prefetches, then
@@ -109,33 +131,40 @@ SIEVE_API int sieve_frontier_push_batch(sieve_frontier *f, const sieve_url *urls
                                         int *results);
 
 /* Marks a URL seen without enqueueing it (e.g. a redirect's final URL).
- * SIEVE_OK if it was new, SIEVE_SEEN if not, or the errors of push(). */
+ * SIEVE_OK if it was new, SIEVE_SEEN if not, or the errors of push()
+ * (SIEVE_ESCHEME included: only http(s) URLs are marked). */
 SIEVE_API int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len);
 
 /* Takes the next URL (the oldest; with per-host scheduling, the oldest of
  * the host ready longest), copying it into buf (cap bytes, NUL-terminated) and
- * filling *out (out->url == buf). timeout_ms 0 returns at once, a negative
- * timeout waits without limit. Returns SIEVE_OK; SIEVE_EAGAIN (timeout 0,
- * nothing waiting) or SIEVE_ETIMEDOUT; SIEVE_EDRAINED when the queue is
- * empty and no URL is in flight; SIEVE_ECLOSED after close(); SIEVE_ERANGE if
- * cap is not above the URL's length (nothing is removed; cap of
- * max_url_len + 1 always suffices). Each SIEVE_OK must be answered by one
- * done(). Thread-safe. */
+ * filling *out (out->url == buf, and its ticket). timeout_ms 0 returns at
+ * once, a negative timeout waits without limit. Returns SIEVE_OK;
+ * SIEVE_EAGAIN (timeout 0, nothing waiting) or SIEVE_ETIMEDOUT;
+ * SIEVE_EDRAINED when the queue is empty and no URL is in flight;
+ * SIEVE_ECLOSED after close(); SIEVE_ERANGE if cap is not above the URL's
+ * length (nothing is removed; cap of max_url_len + 1 always suffices);
+ * SIEVE_ENOMEM if the table of URLs in flight cannot grow (nothing is
+ * removed). Each SIEVE_OK must be answered by one done() (or requeue()).
+ * Thread-safe. */
 SIEVE_API int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
                                  int timeout_ms);
 
 /* Reports that the URL u, filled by pop(), has been handled (its links
  * pushed); with per-host scheduling this frees its host's slot. Push a
  * page's links before calling done() for it, or the crawl may be judged
- * over too early. SIEVE_ESTATE if no URL (of u's host) is in flight.
- * Thread-safe. */
+ * over too early. SIEVE_ESTATE, and nothing changes, unless u is a URL
+ * that pop() handed out and that is still in flight: a URL never popped,
+ * one whose bytes, host or ticket differ from what pop() gave, or one
+ * already reported by done() or requeue(). SIEVE_EINVAL for a NULL f, u or
+ * u->url. Thread-safe. */
 SIEVE_API int sieve_frontier_done(sieve_frontier *f, const sieve_url *u);
 
 /* Gives back a URL popped and not fetched (e.g. its host's robots.txt is
  * not known yet): it is no longer in flight, and pop() returns it again
- * before its host's other URLs, at the host's next turn. Needs per-host
- * scheduling (else SIEVE_ESTATE); SIEVE_ENOMEM leaves it in flight.
- * Thread-safe. */
+ * before its host's other URLs, at the host's next turn, with a new
+ * ticket. u is checked as done() checks it (SIEVE_ESTATE, nothing
+ * changed); it needs per-host scheduling (else SIEVE_ESTATE); SIEVE_ENOMEM
+ * leaves it in flight. Thread-safe. */
 SIEVE_API int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u);
 
 /* Holds a host (pop() gives none of its URLs) or releases it, e.g. while

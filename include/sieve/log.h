@@ -1,8 +1,9 @@
 /* sieve/log.h - where libsieve's messages go.
  *
  * There is no global logger: each frontier carries a sieve_logger, which
- * defaults to stderr at SIEVE_LOG_WARN. An embedder installs its own
- * callback to route messages into its own log. */
+ * by default drops every message, since library code never prints on its
+ * own. An embedder installs its own callback to route messages into its
+ * own log, or sieve_logger_default() to have them on stderr. */
 #ifndef SIEVE_LOG_H
 #define SIEVE_LOG_H
 
@@ -29,10 +30,11 @@ typedef struct sieve_logger {
     sieve_log_level level; /* messages above this level are not formatted */
 } sieve_logger;
 
-/* The default sink: writes "sieve: LEVEL: msg\n" to stderr in one write. */
+/* The stderr sink: writes "sieve: LEVEL: msg\n" to stderr in one write. */
 SIEVE_API void sieve_log_stderr(void *ctx, sieve_log_level level, const char *msg);
 
-/* A logger writing to stderr at SIEVE_LOG_WARN. */
+/* A logger writing to stderr at SIEVE_LOG_WARN: what an embedder sets to see
+ * messages on stderr (no logger does by default). */
 SIEVE_API sieve_logger sieve_logger_default(void);
 
 /* "error", "warning", "info", "debug"; "unknown" for anything else. */

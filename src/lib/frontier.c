@@ -17,6 +17,15 @@
  * The crawl is over when the queue is empty and in_flight is 0; the thread
  * that makes it so wakes every waiter, so workers never poll.
  *
+ * Tickets. A done() that answers no pop, or answers one twice, would
+ * corrupt that count and end a crawl early (or never). So every pop takes
+ * a slot in a table of URLs in flight, holding the URL's hash and host,
+ * and hands out a ticket: the slot's index and its generation, which goes
+ * up each time the slot is freed. done() and requeue() accept a URL only
+ * if its ticket names a slot in use at that generation and its bytes and
+ * host are the ones popped. Freed slots are reused, so the table grows
+ * only to the most URLs ever in flight at once: a pop allocates nothing.
+ *
  * Capacity. The seen-set's estimated count is compared with a threshold
  * after each push; the first crossing of the configured capacity logs one
  * warning and doubles the threshold. Messages are formatted and emitted
@@ -27,7 +36,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "bytes.h"
 #include "hosts.h"
@@ -39,6 +51,20 @@
 /* Keys hashed per lock acquisition in push_batch(): enough to overlap the
  * misses, small enough for the stack. */
 #define BATCH_STEP 64
+
+/* A URL in flight: what done() checks a ticket against. */
+typedef struct flight {
+    uint64_t url_hash;
+    uint32_t gen;  /* the ticket's high half; never 0, so no zeroed ticket is valid */
+    uint32_t host; /* the host whose slot done() frees */
+    uint32_t next; /* next free slot, while free */
+    bool busy;
+} flight;
+
+#define FLIGHT_NONE UINT32_MAX
+/* Slots made by new(), so that pops are quick from the first on. */
+#define FLIGHTS_INITIAL 64
+#define TICKET_SEED     UINT64_C(0x7469636b65747321)
 
 struct sieve_frontier {
     pthread_mutex_t lock;
@@ -53,6 +79,9 @@ struct sieve_frontier {
     unsigned layers; /* Bloom layers last reported */
     sieve_frontier_stats st;
     unsigned waiters;
+    flight *flights; /* the URLs in flight, by ticket index */
+    uint32_t nflights, cap_flights;
+    uint32_t free_flight; /* head of the free slots, or FLIGHT_NONE */
 };
 
 /* What push() decided under the lock and must log after releasing it. */
@@ -67,8 +96,10 @@ typedef struct pending_log {
 void sieve_frontier_config_init(sieve_frontier_config *cfg)
 {
     sieve_seen_config_init(&cfg->seen);
-    cfg->max_url_len = 8192;
-    cfg->logger = sieve_logger_default();
+    cfg->max_url_len = SIEVE_URL_MAX;
+    /* Library code never prints on its own: messages go nowhere until the
+     * embedder names a sink (sieve_logger_default() for stderr). */
+    cfg->logger = (sieve_logger){.fn = NULL, .ctx = NULL, .level = SIEVE_LOG_WARN};
     cfg->politeness =
         (sieve_politeness){.enabled = false, .max_conns = 2, .delay_s = 1.0, .max_delay_s = 30.0};
 }
@@ -84,7 +115,12 @@ int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
     sieve_frontier *f = calloc(1, sizeof *f);
     if (f == NULL)
         return SIEVE_ENOMEM;
-    int rc = sieve_seen_new(&f->seen, &cfg->seen);
+    int rc = SIEVE_ENOMEM;
+    f->flights = malloc(FLIGHTS_INITIAL * sizeof *f->flights);
+    if (f->flights == NULL)
+        goto fail;
+    f->cap_flights = FLIGHTS_INITIAL;
+    rc = sieve_seen_new(&f->seen, &cfg->seen);
     if (rc != SIEVE_OK)
         goto fail;
     rc = sieve_fifo_new(&f->queue);
@@ -103,11 +139,13 @@ int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
     f->warn_at = (double)cfg->seen.capacity;
     f->grow = cfg->seen.overflow == SIEVE_OVERFLOW_GROW;
     f->layers = sieve_seen_layers(f->seen);
+    f->free_flight = FLIGHT_NONE;
     *out = f;
     return SIEVE_OK;
 fail:
     sieve_fifo_free(f->queue);
     sieve_seen_free(f->seen);
+    free(f->flights);
     free(f);
     return rc;
 }
@@ -121,6 +159,7 @@ void sieve_frontier_free(sieve_frontier *f)
     hosts_free(f->hosts);
     sieve_fifo_free(f->queue);
     sieve_seen_free(f->seen);
+    free(f->flights);
     free(f);
 }
 
@@ -148,17 +187,24 @@ static bool has_space_or_control(const char *p, size_t n)
     return bytes16_any(flags);
 }
 
-/* Length of url's scheme if url starts with one and ':' follows it, or 0.
- * http and https are tried first: they are nearly every URL a crawler
- * pushes. */
+/* True if url starts with "http://" or "https://" in any case and has a
+ * byte after it: nearly every URL a crawler pushes, so one eight-byte
+ * compare. Setting bit 0x20 lower-cases the letters and leaves ':' and '/'
+ * alone; the only other bytes it turns into ':' or '/' are control bytes,
+ * which the byte scan refuses. */
+static bool is_http_url(const char *url, size_t len)
+{
+    if (len < 8)
+        return false;
+    char p[8];
+    for (int i = 0; i < 8; i++)
+        p[i] = (char)(url[i] | 0x20);
+    return memcmp(p, "http://", 7) == 0 || (len > 8 && memcmp(p, "https://", 8) == 0);
+}
+
+/* Length of url's scheme if url starts with one and ':' follows it, or 0. */
 static size_t scheme_length(const char *url, size_t len)
 {
-    if (len > 5 && memcmp(url, "http", 4) == 0) {
-        if (url[4] == ':')
-            return 4;
-        if (url[4] == 's' && url[5] == ':')
-            return 5;
-    }
     if (!((url[0] | 0x20) >= 'a' && (url[0] | 0x20) <= 'z'))
         return 0;
     for (size_t i = 1; i < len; i++) {
@@ -172,18 +218,29 @@ static size_t scheme_length(const char *url, size_t len)
     return 0;
 }
 
-/* A URL here is already canonical; this only refuses what cannot be one:
- * no scheme, or bytes no URL may carry unescaped. */
+/* Why a URL that is not "http(s)://..." is refused: another scheme is
+ * SIEVE_ESCHEME; no scheme, or http(s) without "//", is not a URL. */
+static int refuse_not_http(const char *url, size_t len)
+{
+    size_t n = scheme_length(url, len);
+    if (n == 0)
+        return SIEVE_EURL;
+    int http = (n == 4 || n == 5) && strncasecmp(url, "https", n) == 0;
+    return http ? SIEVE_EURL : SIEVE_ESCHEME;
+}
+
+/* A URL here is already canonical; this only refuses what cannot be
+ * fetched: a scheme other than http(s), no scheme, or bytes no URL may
+ * carry unescaped. */
 static int check_url(const sieve_frontier *f, const char *url, size_t len)
 {
     if (url == NULL || len == 0)
         return SIEVE_EEMPTY;
     if (len > f->max_url_len)
         return SIEVE_ETOOLONG;
-    size_t i = scheme_length(url, len);
-    if (i == 0 || i + 1 >= len)
+    if (has_space_or_control(url, len))
         return SIEVE_EURL;
-    return has_space_or_control(url + i, len - i) ? SIEVE_EURL : SIEVE_OK;
+    return is_http_url(url, len) ? SIEVE_OK : refuse_not_http(url, len);
 }
 
 /* Enqueue-then-mark, under the lock. See the header comment for the order. */
@@ -381,6 +438,72 @@ static struct timespec timespec_of(double t)
     return ts;
 }
 
+/* ---- tickets: the URLs in flight ---- */
+
+/* XXH3-64, inlined: a pop and its done() each hash the URL once. */
+static uint64_t url_hash(const char *url, size_t len)
+{
+    return XXH3_64bits_withSeed(url, len, TICKET_SEED);
+}
+
+/* Makes sure a slot is free before a URL is taken, so that a pop that
+ * cannot record its URL takes nothing. The table doubles: it grows only
+ * with the most URLs ever in flight at once. */
+static int reserve_flight_locked(sieve_frontier *f)
+{
+    if (f->free_flight != FLIGHT_NONE || f->nflights < f->cap_flights)
+        return SIEVE_OK;
+    if (f->cap_flights >= FLIGHT_NONE / 2)
+        return SIEVE_ENOMEM;
+    uint32_t cap = f->cap_flights * 2;
+    flight *fl = realloc(f->flights, cap * sizeof *fl);
+    if (fl == NULL)
+        return SIEVE_ENOMEM;
+    f->flights = fl;
+    f->cap_flights = cap;
+    return SIEVE_OK;
+}
+
+/* Records a URL just taken (a slot was reserved) and returns its ticket. */
+static uint64_t board_locked(sieve_frontier *f, const char *url, size_t len, uint32_t host)
+{
+    uint32_t i = f->free_flight;
+    if (i != FLIGHT_NONE) {
+        f->free_flight = f->flights[i].next;
+    } else {
+        i = f->nflights++;
+        f->flights[i].gen = 1;
+    }
+    flight *x = &f->flights[i];
+    x->url_hash = url_hash(url, len);
+    x->host = host;
+    x->busy = true;
+    return (uint64_t)x->gen << 32 | i;
+}
+
+/* The slot of u if u is a URL in flight as pop() handed it out (h is the
+ * hash of its bytes), else NULL. */
+static flight *flight_of_locked(sieve_frontier *f, const sieve_url *u, uint64_t h)
+{
+    uint32_t i = (uint32_t)u->ticket;
+    if (i >= f->nflights)
+        return NULL;
+    flight *x = &f->flights[i];
+    if (!x->busy || x->gen != (uint32_t)(u->ticket >> 32) || x->host != u->host || x->url_hash != h)
+        return NULL;
+    return x;
+}
+
+/* Frees a slot; its next ticket differs from every earlier one (until the
+ * generation wraps after 2^32 - 1 reuses). */
+static void land_locked(sieve_frontier *f, flight *x)
+{
+    x->busy = false;
+    x->gen = x->gen == UINT32_MAX ? 1 : x->gen + 1;
+    x->next = f->free_flight;
+    f->free_flight = (uint32_t)(x - f->flights);
+}
+
 /* Takes the next URL if one may be fetched now. Without per-host
  * scheduling that is the oldest URL; with it, the oldest URL of the host
  * that has been ready longest. On SIEVE_EAGAIN, *next_ready says when a
@@ -390,7 +513,9 @@ static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sie
 {
     size_t len;
     uint32_t tag, host = 0;
-    int rc;
+    int rc = reserve_flight_locked(f);
+    if (rc != SIEVE_OK)
+        return rc;
     /* One byte is kept back for the terminating NUL. */
     if (f->hosts != NULL) {
         rc = hosts_pop(f->hosts, now, buf, cap - 1, &len, &tag, &host, next_ready);
@@ -401,7 +526,8 @@ static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sie
     if (rc != SIEVE_OK)
         return rc;
     buf[len] = '\0';
-    *out = (sieve_url){.url = buf, .len = len, .depth = tag, .host = host};
+    uint64_t ticket = board_locked(f, buf, len, host);
+    *out = (sieve_url){.url = buf, .len = len, .depth = tag, .host = host, .ticket = ticket};
     f->st.popped++;
     f->st.in_flight++;
     return SIEVE_OK;
@@ -449,11 +575,14 @@ int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
 
 int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
 {
-    if (f == NULL || u == NULL)
+    if (f == NULL || u == NULL || u->url == NULL)
         return SIEVE_EINVAL;
+    uint64_t h = url_hash(u->url, u->len);
     pthread_mutex_lock(&f->lock);
     int rc = SIEVE_ESTATE;
-    if (f->st.in_flight > 0 && (f->hosts == NULL || (rc = hosts_done(f->hosts, u->host)) >= 0)) {
+    flight *x = flight_of_locked(f, u, h);
+    if (x != NULL && (f->hosts == NULL || (rc = hosts_done(f->hosts, x->host)) >= 0)) {
+        land_locked(f, x);
         f->st.in_flight--;
         f->st.done++;
         if (drained_locked(f))
@@ -472,10 +601,12 @@ int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
         return SIEVE_EINVAL;
     if (f->hosts == NULL)
         return SIEVE_ESTATE;
+    uint64_t h = url_hash(u->url, u->len);
     pthread_mutex_lock(&f->lock);
-    int rc = f->st.in_flight == 0 ? SIEVE_ESTATE
-                                  : hosts_requeue(f->hosts, u->host, u->url, u->len, u->depth);
+    flight *x = flight_of_locked(f, u, h);
+    int rc = x == NULL ? SIEVE_ESTATE : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth);
     if (rc == SIEVE_OK) {
+        land_locked(f, x);
         f->st.in_flight--;
         f->st.popped--;
         if (f->waiters > 0)
