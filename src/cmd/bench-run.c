@@ -124,7 +124,8 @@ static int open_present(const job *j, urlgen **g)
 /* Pops every queued URL and reports it done, keeping the first one popped
  * in flight so the frontier never sees an empty queue with nothing in
  * flight, which would end the crawl. */
-static int drain(sieve_frontier *f, char *buf, size_t cap, bool *holding)
+static int drain(sieve_frontier *f, char *buf, size_t cap, bool *holding, sieve_url *held,
+                 char *held_buf)
 {
     for (;;) {
         sieve_url u;
@@ -134,6 +135,10 @@ static int drain(sieve_frontier *f, char *buf, size_t cap, bool *holding)
         if (rc != SIEVE_OK)
             return rc;
         if (!*holding) {
+            /* done() wants the URL as pop() gave it: keep its bytes. */
+            memcpy(held_buf, u.url, u.len + 1);
+            *held = u;
+            held->url = held_buf;
             *holding = true;
             continue;
         }
@@ -181,6 +186,8 @@ static int fill(const job *j, sieve_frontier *f, urlgen *g, urlgen_batch *b, cha
                 result *r)
 {
     bool holding = false;
+    sieve_url held = {0};
+    static char held_buf[URLGEN_LINE_MAX + 1];
     double last = 0;
     for (uint64_t done = 0; done < j->n;) {
         size_t want = j->n - done < URLGEN_BATCH ? (size_t)(j->n - done) : URLGEN_BATCH;
@@ -196,7 +203,7 @@ static int fill(const job *j, sieve_frontier *f, urlgen *g, urlgen_batch *b, cha
         if (rc != SIEVE_OK)
             return fail(r, "push", rc);
         done += (uint64_t)got;
-        rc = drain(f, popbuf, URLGEN_LINE_MAX + 1, &holding);
+        rc = drain(f, popbuf, URLGEN_LINE_MAX + 1, &holding, &held, held_buf);
         if (rc != SIEVE_OK)
             return fail(r, "pop", rc);
         if (j->opt->progress && done % 65536 < URLGEN_BATCH) {
@@ -208,8 +215,6 @@ static int fill(const job *j, sieve_frontier *f, urlgen *g, urlgen_batch *b, cha
         }
     }
     r->pushed = j->n;
-    /* No per-host scheduling here, so the held URL's host is irrelevant. */
-    sieve_url held = {0};
     if (holding && sieve_frontier_done(f, &held) != SIEVE_OK)
         return fail(r, "done", SIEVE_ESTATE);
     return 0;
