@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,4 +86,62 @@ void harness_web_stop(pid_t pid)
         kill(pid, SIGTERM);
         harness_wait(pid);
     }
+}
+
+pid_t harness_web_start_named(const char *dir, const char *name, const char *host,
+                              const char *const *extra, unsigned *port)
+{
+    char sub[256];
+    snprintf(sub, sizeof sub, "%s/%s", dir, name);
+    ck_assert_msg(mkdir(sub, 0755) == 0 || errno == EEXIST, "%s: %s", sub, strerror(errno));
+    return harness_web_start(sub, host, extra, port);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **harness_web_truth(const char *dir, const char *host, unsigned port, const char *const *extra,
+                         size_t *n)
+{
+    const char *web = getenv("SIEVE_WEB");
+    ck_assert_msg(web != NULL, "SIEVE_WEB must name sieve-web");
+    char out[256], portarg[16];
+    snprintf(out, sizeof out, "%s/truth-%s-%u.txt", dir, host, port);
+    snprintf(portarg, sizeof portarg, "%u", port);
+    char *argv[64] = {(char *)web};
+    int argc = 1;
+    for (; extra != NULL && *extra != NULL && argc < 58; extra++)
+        argv[argc++] = (char *)*extra;
+    /* last, so that they win over a --port or --host among the extras */
+    argv[argc++] = "--truth";
+    argv[argc++] = "--host";
+    argv[argc++] = (char *)host;
+    argv[argc++] = "--port";
+    argv[argc++] = portarg;
+    argv[argc] = NULL;
+    int st = harness_wait(harness_spawn(argv, out, NULL));
+    ck_assert_msg(st == 0, "sieve-web --truth exited with %d", st);
+    char *text = harness_slurp(out);
+    size_t cap = 64, count = 0;
+    char **lines = malloc(cap * sizeof *lines);
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (count + 1 == cap)
+            lines = realloc(lines, (cap *= 2) * sizeof *lines);
+        lines[count++] = strdup(line);
+    }
+    lines[count] = NULL;
+    free(text);
+    qsort(lines, count, sizeof *lines, cmp_line);
+    *n = count;
+    return lines;
+}
+
+void harness_lines_free(char **lines)
+{
+    for (size_t i = 0; lines != NULL && lines[i] != NULL; i++)
+        free(lines[i]);
+    free(lines);
 }

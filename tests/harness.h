@@ -23,4 +23,19 @@ pid_t harness_web_start(const char *dir, const char *host, const char *const *ex
 /* SIGTERM, then waits. */
 void harness_web_stop(pid_t pid);
 
+/* As harness_web_start(), with its port file in dir/name (created), so
+ * that several servers can share one address and one directory. */
+pid_t harness_web_start_named(const char *dir, const char *name, const char *host,
+                              const char *const *extra, unsigned *port);
+
+/* The ground truth of a sieve-web started with extra (the same options,
+ * NULL-ended; options the truth ignores may stay) on host:port: its URLs,
+ * sorted bytewise, in a NULL-ended array; *n is their count. The output
+ * file goes into dir. Free with harness_lines_free(). */
+char **harness_web_truth(const char *dir, const char *host, unsigned port, const char *const *extra,
+                         size_t *n);
+
+/* Frees an array from harness_web_truth(). NULL is a no-op. */
+void harness_lines_free(char **lines);
+
 #endif
