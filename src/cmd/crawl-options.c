@@ -1,391 +1,389 @@
-/* crawl-options.c - the command line of `sieve crawl`.
+/* crawl-options.c - the option table of `sieve crawl`.
  *
- * Every number is range-checked and every error names the option, so a
- * typo never starts a crawl with a setting nobody asked for. */
+ * Each row maps an option onto a field of crawl_cli, most of them onto the
+ * engine's sieve_crawl_options. Ranges are checked here, so that a typo
+ * gets an error naming its option instead of a complaint from the engine
+ * or a crawl with a setting nobody asked for. */
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
-#include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crawl-options.h"
+#include "sieve/frontier.h"
 
-static const char usage_text[] =
-    "usage: sieve crawl [OPTIONS] SEEDFILE|URL...\n"
-    "\n"
-    "Crawls from the seeds (files of one URL a line, or URLs) and writes one JSON\n"
-    "line per fetched URL.\n"
-    "\n"
-    "Fetching:\n"
-    "  -w, --workers N            worker threads (default: number of cores)\n"
-    "  -c, --concurrency N        transfers per worker (default 32)\n"
-    "      --max-redirects N      redirect hops followed (default 10)\n"
-    "Politeness:\n"
-    "      --host-connections K   a host's requests in flight at once (default 2);\n"
-    "                             0 turns per-host scheduling off (one FIFO)\n"
-    "      --delay S              seconds between two requests to a host (default 1;\n"
-    "                             0 for a web of your own)\n"
-    "      --max-crawl-delay S    cap on a robots.txt Crawl-delay (default 30)\n"
-    "      --ignore-robots        do not fetch or obey robots.txt (nor read sitemaps)\n"
-    "      --robots-expiry S      seconds a robots.txt stays valid (default 86400)\n"
-    "      --no-sitemaps          do not seed hosts from their robots.txt Sitemap lines\n"
-    "      --max-sitemaps N       sitemap files queued in the crawl (default 10000)\n"
-    "      --connect-timeout S    seconds to connect (default 10)\n"
-    "      --timeout S            seconds for a whole transfer (default 60)\n"
-    "      --low-speed BYTES,S    abort below BYTES/s for S seconds (default 100,15)\n"
-    "      --max-page-bytes N     byte limit per page, decompressed (default 10485760)\n"
-    "      --user-agent STRING    User-Agent header\n"
-    "Links and scope:\n"
-    "      --follow-nofollow      follow rel=\"nofollow\" links too\n"
-    "      --scope host|domain|any  stay on the seeds' hosts (default), their\n"
-    "                             registrable domains, or go anywhere\n"
-    "      --allow REGEX          follow only URLs matching one of these (repeatable)\n"
-    "      --deny REGEX           never follow URLs matching (repeatable)\n"
-    "      --max-depth N          links followed from a seed (default: no limit)\n"
-    "      --max-pages N          stop after N fetches (default: no limit)\n"
-    "      --max-pages-per-host N queue at most N URLs per host\n"
-    "      --strip-param NAME     drop this query parameter ('*' wildcards; repeatable)\n"
-    "      --sort-query           sort query parameters\n"
-    "      --max-url-len N        trap guard: longest URL (default 2048)\n"
-    "      --max-segments N       trap guard: most path segments (default 20)\n"
-    "      --max-repeat N         trap guard: most equal segments in a row (default 2)\n"
-    "Frontier:\n"
-    "      --seen bloom|exact     seen-set (default bloom)\n"
-    "      --capacity N           URLs the seen-set is sized for (default 1000000)\n"
-    "      --fp-rate P            Bloom false-positive rate (default 0.0001)\n"
-    "      --on-overflow warn|grow  past capacity: warn, or add a Bloom layer\n"
-    "Output:\n"
-    "  -o, --output FILE          JSON Lines to FILE instead of stdout\n"
-    "  -q, --quiet                no status line\n"
-    "  -h, --help                 this text\n";
+#define DAY_S 86400.0
 
-void crawl_usage(FILE *out)
+/* ---- checks and parsers of single options ----------------------------- */
+
+static const char *check_regex(const char *arg, char *why, size_t cap)
 {
-    fputs(usage_text, out);
+    regex_t re;
+    int rc = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
+    if (rc == 0) {
+        regfree(&re);
+        return NULL;
+    }
+    char msg[256];
+    regerror(rc, &re, msg, sizeof msg);
+    snprintf(why, cap, "'%s' is not a regular expression: %s", arg, msg);
+    return why;
 }
 
-enum {
-    OPT_MAX_REDIRECTS = 256,
-    OPT_CONNECT_TIMEOUT,
-    OPT_TIMEOUT,
-    OPT_LOW_SPEED,
-    OPT_MAX_PAGE_BYTES,
-    OPT_USER_AGENT,
-    OPT_FOLLOW_NOFOLLOW,
-    OPT_SCOPE,
-    OPT_ALLOW,
-    OPT_DENY,
-    OPT_MAX_DEPTH,
-    OPT_MAX_PAGES,
-    OPT_MAX_PAGES_PER_HOST,
-    OPT_STRIP_PARAM,
-    OPT_SORT_QUERY,
-    OPT_MAX_URL_LEN,
-    OPT_MAX_SEGMENTS,
-    OPT_MAX_REPEAT,
-    OPT_SEEN,
-    OPT_CAPACITY,
-    OPT_FP_RATE,
-    OPT_ON_OVERFLOW,
-    OPT_HOST_CONNECTIONS,
-    OPT_DELAY,
-    OPT_MAX_CRAWL_DELAY,
-    OPT_IGNORE_ROBOTS,
-    OPT_ROBOTS_EXPIRY,
-    OPT_NO_SITEMAPS,
-    OPT_MAX_SITEMAPS,
-};
-
-static const struct option long_opts[] = {
-    {"workers", required_argument, NULL, 'w'},
-    {"concurrency", required_argument, NULL, 'c'},
-    {"max-redirects", required_argument, NULL, OPT_MAX_REDIRECTS},
-    {"host-connections", required_argument, NULL, OPT_HOST_CONNECTIONS},
-    {"delay", required_argument, NULL, OPT_DELAY},
-    {"max-crawl-delay", required_argument, NULL, OPT_MAX_CRAWL_DELAY},
-    {"ignore-robots", no_argument, NULL, OPT_IGNORE_ROBOTS},
-    {"robots-expiry", required_argument, NULL, OPT_ROBOTS_EXPIRY},
-    {"no-sitemaps", no_argument, NULL, OPT_NO_SITEMAPS},
-    {"max-sitemaps", required_argument, NULL, OPT_MAX_SITEMAPS},
-    {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"low-speed", required_argument, NULL, OPT_LOW_SPEED},
-    {"max-page-bytes", required_argument, NULL, OPT_MAX_PAGE_BYTES},
-    {"user-agent", required_argument, NULL, OPT_USER_AGENT},
-    {"follow-nofollow", no_argument, NULL, OPT_FOLLOW_NOFOLLOW},
-    {"scope", required_argument, NULL, OPT_SCOPE},
-    {"allow", required_argument, NULL, OPT_ALLOW},
-    {"deny", required_argument, NULL, OPT_DENY},
-    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
-    {"max-pages", required_argument, NULL, OPT_MAX_PAGES},
-    {"max-pages-per-host", required_argument, NULL, OPT_MAX_PAGES_PER_HOST},
-    {"strip-param", required_argument, NULL, OPT_STRIP_PARAM},
-    {"sort-query", no_argument, NULL, OPT_SORT_QUERY},
-    {"max-url-len", required_argument, NULL, OPT_MAX_URL_LEN},
-    {"max-segments", required_argument, NULL, OPT_MAX_SEGMENTS},
-    {"max-repeat", required_argument, NULL, OPT_MAX_REPEAT},
-    {"seen", required_argument, NULL, OPT_SEEN},
-    {"capacity", required_argument, NULL, OPT_CAPACITY},
-    {"fp-rate", required_argument, NULL, OPT_FP_RATE},
-    {"on-overflow", required_argument, NULL, OPT_ON_OVERFLOW},
-    {"output", required_argument, NULL, 'o'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-/* Parses a whole number in [lo, hi], accepting 1e6-style exponents. */
-static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+/* RFC 9110 token characters, for a header's name. */
+static bool is_tchar(unsigned char c)
 {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static const char *check_header(const char *arg, char *why, size_t cap)
+{
+    size_t n = 0;
+    while (is_tchar((unsigned char)arg[n]))
+        n++;
+    if (n == 0 || arg[n] != ':') {
+        snprintf(why, cap, "'%s' is not 'Name: value'", arg);
+        return why;
+    }
+    return NULL;
+}
+
+static const char *check_user(const char *arg, char *why, size_t cap)
+{
+    if (strchr(arg, ':') == NULL || arg[0] == ':') {
+        snprintf(why, cap, "'%s' is not USER:PASSWORD", arg);
+        return why;
+    }
+    return NULL;
+}
+
+static const char *check_nonempty(const char *arg, char *why, size_t cap)
+{
+    (void)why, (void)cap;
+    return arg[0] == '\0' ? "the value is empty" : NULL;
+}
+
+static const char *check_readable(const char *arg, char *why, size_t cap)
+{
+    if (access(arg, R_OK) != 0) {
+        snprintf(why, cap, "%s: %s", arg, strerror(errno));
+        return why;
+    }
+    return NULL;
+}
+
+/* A suffix (.pdf) or a content type (image/png), whose subtype may be a star. */
+static const char *check_accept(const char *arg, char *why, size_t cap)
+{
+    const char *slash = strchr(arg, '/');
+    bool suffix = arg[0] == '.' && arg[1] != '\0' && slash == NULL;
+    bool type = slash != NULL && slash != arg && slash[1] != '\0' && strchr(slash + 1, '/') == NULL;
+    if (suffix || type)
+        return NULL;
+    snprintf(why, cap, "'%s' is neither a suffix such as .pdf nor a content type such as image/*",
+             arg);
+    return why;
+}
+
+static const char *parse_low_speed(void *settings, const char *arg, char *why, size_t cap)
+{
+    crawl_cli *o = settings;
     char *end;
     errno = 0;
-    double d = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !(d >= (double)lo) || !(d <= (double)hi) ||
-        d != floor(d)) {
-        fprintf(stderr, "sieve crawl: --%s: '%s' is not a whole number from %llu to %llu\n", opt, s,
-                (unsigned long long)lo, (unsigned long long)hi);
-        return -1;
-    }
-    *out = (uint64_t)d;
-    return 0;
-}
-
-static int parse_seconds(const char *opt, const char *s, long *ms)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !(d > 0) || d > 86400) {
-        fprintf(stderr, "sieve crawl: --%s: '%s' is not a number of seconds in (0, 86400]\n", opt,
-                s);
-        return -1;
-    }
-    *ms = (long)ceil(d * 1000);
-    return 0;
-}
-
-/* Seconds from 0 (allowed: a web of one's own) to a day. */
-static int parse_delay(const char *opt, const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(s, &end);
-    if (errno != 0 || end == s || *end != '\0' || !(d >= 0) || d > 86400) {
-        fprintf(stderr, "sieve crawl: --%s: '%s' is not a number of seconds in [0, 86400]\n", opt,
-                s);
-        return -1;
-    }
-    *out = d;
-    return 0;
-}
-
-static int push_str(const char ***list, unsigned *n, const char *s)
-{
-    const char **grown = realloc(*list, (*n + 1) * sizeof **list);
-    if (grown == NULL)
-        return -1;
-    grown[(*n)++] = s;
-    *list = grown;
-    return 0;
-}
-
-static int pick(const char *opt, const char *s, const char *const *names, int n, int *out)
-{
-    for (int i = 0; i < n; i++) {
-        if (strcmp(s, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    }
-    fprintf(stderr, "sieve crawl: --%s: '%s' is not one of:", opt, s);
-    for (int i = 0; i < n; i++)
-        fprintf(stderr, " %s", names[i]);
-    fputc('\n', stderr);
-    return -1;
-}
-
-void crawl_opts_init(crawl_opts *o)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    *o = (crawl_opts){
-        .workers = cores > 0 && cores < 256 ? (unsigned)cores : 1,
-        .concurrency = 32,
-        .max_redirects = 10,
-        .host_connections = 2,
-        .delay_s = 1.0,
-        .max_crawl_delay_s = 30.0,
-        .robots_expiry_s = 86400.0,
-        .sitemaps = true,
-        .max_sitemaps = 10000,
-        .connect_timeout_ms = 10000,
-        .timeout_ms = 60000,
-        .low_speed_bytes = 100,
-        .low_speed_time_s = 15,
-        .max_page_bytes = 10u * 1024 * 1024,
-        .user_agent = "sieve/" SIEVE_VERSION_STRING " (web crawler)",
-        .scope = SCOPE_HOST,
-        .max_depth = -1,
-        .max_url_len = 2048,
-        .max_segments = 20,
-        .max_repeat = 2,
-    };
-    sieve_seen_config_init(&o->seen);
-    o->seen.fp_rate = 1e-4;
-}
-
-void crawl_opts_free(crawl_opts *o)
-{
-    free(o->allow);
-    free(o->deny);
-    free(o->strip_params);
-}
-
-static int parse_low_speed(const char *s, crawl_opts *o)
-{
-    char *end;
-    errno = 0;
-    long bytes = strtol(s, &end, 10);
-    if (errno == 0 && end != s && *end == ',' && bytes >= 1) {
+    long bytes = strtol(arg, &end, 10);
+    if (errno == 0 && end != arg && *end == ',' && bytes >= 1 && arg[0] != '-') {
         const char *t = end + 1;
         long secs = strtol(t, &end, 10);
-        if (errno == 0 && end != t && *end == '\0' && secs >= 1 && secs <= 86400) {
-            o->low_speed_bytes = bytes;
-            o->low_speed_time_s = secs;
-            return 0;
+        if (errno == 0 && end != t && *end == '\0' && secs >= 1 && secs <= (long)DAY_S) {
+            o->eng.low_speed_bytes = bytes;
+            o->eng.low_speed_time_s = secs;
+            return NULL;
         }
     }
-    fprintf(stderr, "sieve crawl: --low-speed: '%s' is not BYTES,SECONDS\n", s);
-    return -1;
+    snprintf(why, cap, "'%s' is not BYTES,SECONDS (bytes/s from 1, seconds from 1 to %.0f)", arg,
+             DAY_S);
+    return why;
 }
 
-/* One option; returns 0, 1 for --help, or -1 for an error already told. */
-static int apply(int c, const char *arg, crawl_opts *o)
+static bool show_low_speed(const void *settings, char *buf, size_t cap)
 {
-    static const char *const scopes[] = {"host", "domain", "any"};
-    static const char *const seens[] = {"bloom", "exact"};
-    static const char *const overflows[] = {"warn", "grow"};
-    uint64_t v;
-    int i;
-    switch (c) {
-    case 'w':
-        return parse_u64("workers", arg, 1, 256, &v) ? -1 : (o->workers = (unsigned)v, 0);
-    case 'c':
-        return parse_u64("concurrency", arg, 1, 10000, &v) ? -1 : (o->concurrency = (unsigned)v, 0);
-    case OPT_MAX_REDIRECTS:
-        return parse_u64("max-redirects", arg, 0, 255, &v) ? -1
-                                                           : (o->max_redirects = (unsigned)v, 0);
-    case OPT_CONNECT_TIMEOUT:
-        return parse_seconds("connect-timeout", arg, &o->connect_timeout_ms);
-    case OPT_HOST_CONNECTIONS:
-        return parse_u64("host-connections", arg, 0, 10000, &v)
-                   ? -1
-                   : (o->host_connections = (unsigned)v, 0);
-    case OPT_DELAY:
-        return parse_delay("delay", arg, &o->delay_s);
-    case OPT_MAX_CRAWL_DELAY:
-        return parse_delay("max-crawl-delay", arg, &o->max_crawl_delay_s);
-    case OPT_IGNORE_ROBOTS:
-        o->ignore_robots = true;
+    const crawl_cli *o = settings;
+    snprintf(buf, cap, "%ld,%ld", o->eng.low_speed_bytes, o->eng.low_speed_time_s);
+    return true;
+}
+
+static const char *parse_netrc_file(void *settings, const char *arg, char *why, size_t cap)
+{
+    crawl_cli *o = settings;
+    const char *bad = check_readable(arg, why, cap);
+    if (bad != NULL)
+        return bad;
+    o->eng.netrc_file = arg;
+    o->eng.netrc = true;
+    return NULL;
+}
+
+/* ---- the table -------------------------------------------------------- */
+
+#define F(f)        .off = offsetof(crawl_cli, f), .size = sizeof(((crawl_cli *)0)->f)
+#define LIST(f, n)  F(f), .count_off = offsetof(crawl_cli, n)
+#define RANGE(a, b) .min = (a), .max = (b)
+
+static const opt_choice scopes[] = {{"host", SIEVE_SCOPE_HOST},
+                                    {"domain", SIEVE_SCOPE_DOMAIN},
+                                    {"any", SIEVE_SCOPE_ANY},
+                                    {NULL, 0}};
+static const opt_choice seens[] = {
+    {"bloom", SIEVE_SEEN_BLOOM}, {"exact", SIEVE_SEEN_EXACT}, {NULL, 0}};
+static const opt_choice overflows[] = {
+    {"warn", SIEVE_OVERFLOW_WARN}, {"grow", SIEVE_OVERFLOW_GROW}, {NULL, 0}};
+
+static const char sec_fetching[] = "Fetching";
+static const char sec_requests[] = "Requests";
+static const char sec_politeness[] = "Politeness";
+static const char sec_links[] = "Links and scope";
+static const char sec_frontier[] = "Frontier";
+static const char sec_output[] = "Output";
+
+static const opt_def crawl_opts[] = {
+    {"workers", 'w', OPT_COUNT, "N", F(eng.workers), RANGE(1, 256), .deflt = "one per core",
+     .section = sec_fetching, .help = "worker threads"},
+    {"concurrency", 'c', OPT_COUNT, "N", F(eng.concurrency), RANGE(1, 4096),
+     .section = sec_fetching, .help = "transfers per worker"},
+    {"max-redirects", 0, OPT_COUNT, "N", F(eng.max_redirects), RANGE(0, 255),
+     .section = sec_fetching, .help = "redirect hops followed from a URL"},
+    {"connect-timeout", 0, OPT_SECONDS, "S", F(eng.connect_timeout_s), RANGE(0, DAY_S),
+     .flags = OPTF_MIN_OPEN, .section = sec_fetching, .help = "seconds to connect"},
+    {"timeout", 0, OPT_SECONDS, "S", F(eng.timeout_s), RANGE(0, DAY_S), .flags = OPTF_MIN_OPEN,
+     .section = sec_fetching, .help = "seconds for a whole transfer"},
+    {"low-speed", 0, OPT_CUSTOM, "BYTES,S", .parse = parse_low_speed, .show = show_low_speed,
+     .section = sec_fetching, .help = "abort a transfer slower than BYTES/s for S seconds"},
+    {"max-page-bytes", 0, OPT_SIZE, "N", F(eng.max_page_bytes), RANGE(1, 1099511627776.0),
+     .section = sec_fetching,
+     .help = "body bytes read per page, counted after decompression; K, M, G suffixes"},
+    {"stop-grace", 0, OPT_SECONDS, "S", F(eng.stop_grace_s), RANGE(0, DAY_S),
+     .section = sec_fetching,
+     .help = "after the first SIGINT or SIGTERM, seconds the transfers in flight get to finish"},
+
+    {"user-agent", 0, OPT_STRING, "STRING", F(eng.user_agent), .flags = OPTF_ONE_LINE,
+     .section = sec_requests, .help = "User-Agent header"},
+    {"header", 0, OPT_LIST, "'NAME: VALUE'", LIST(eng.headers, eng.n_headers),
+     .flags = OPTF_ONE_LINE, .check = check_header, .section = sec_requests,
+     .help = "an extra request header (repeatable)"},
+    {"cookie", 0, OPT_STRING, "FILE", F(eng.cookie_file), .check = check_readable,
+     .section = sec_requests, .help = "send the cookies of FILE (Netscape format)"},
+    {"cookie-jar", 0, OPT_STRING, "FILE", F(eng.cookie_jar), .check = check_nonempty,
+     .section = sec_requests, .help = "write the crawl's cookies to FILE at its end"},
+    {"proxy", 0, OPT_STRING, "URL", F(eng.proxy), .flags = OPTF_ONE_LINE, .check = check_nonempty,
+     .unset = "libcurl's proxy environment variables", .section = sec_requests,
+     .help = "proxy for every request"},
+    {"user", 0, OPT_STRING, "USER:PASSWORD", F(eng.user), .flags = OPTF_ONE_LINE,
+     .check = check_user, .section = sec_requests,
+     .help = "credentials, sent to the seeds' origins only"},
+    {"netrc", 0, OPT_FLAG, NULL, F(eng.netrc), .set = true, .section = sec_requests,
+     .help = "credentials per host from ~/.netrc"},
+    {"netrc-file", 0, OPT_CUSTOM, "FILE", .parse = parse_netrc_file, .section = sec_requests,
+     .help = "credentials per host from FILE (implies --netrc)"},
+
+    {"host-connections", 0, OPT_COUNT, "K", F(eng.host_connections), RANGE(0, 10000),
+     .section = sec_politeness,
+     .help = "a host's transfers at once; 0: no per-host limit and no delay"},
+    {"delay", 0, OPT_SECONDS, "S", F(eng.delay_s), RANGE(0, DAY_S), .section = sec_politeness,
+     .help = "seconds between two requests to a host (0 for a web of your own)"},
+    {"max-crawl-delay", 0, OPT_SECONDS, "S", F(eng.max_crawl_delay_s), RANGE(0, DAY_S),
+     .section = sec_politeness, .help = "cap on a robots.txt Crawl-delay"},
+    {"ignore-robots", 0, OPT_FLAG, NULL, F(eng.ignore_robots), .set = true,
+     .section = sec_politeness, .help = "do not fetch or obey robots.txt (nor read sitemaps)"},
+    {"robots-expiry", 0, OPT_SECONDS, "S", F(eng.robots_expiry_s), RANGE(0, DAY_S),
+     .section = sec_politeness, .help = "seconds a robots.txt stays valid"},
+    {"no-sitemaps", 0, OPT_FLAG, NULL, F(eng.sitemaps), .set = false, .section = sec_politeness,
+     .help = "do not seed hosts from their robots.txt Sitemap lines"},
+    {"max-sitemaps", 0, OPT_COUNT, "N", F(eng.max_sitemaps), RANGE(0, 4611686018427387904.0),
+     .section = sec_politeness, .help = "sitemap files queued in the crawl"},
+
+    {"follow-nofollow", 0, OPT_FLAG, NULL, F(eng.follow_nofollow), .set = true,
+     .section = sec_links, .help = "follow rel=\"nofollow\" links too"},
+    {"scope", 0, OPT_CHOICE, "SCOPE", F(eng.scope), .choices = scopes, .section = sec_links,
+     .help = "follow links on the seeds' hosts, their registrable domains, or anywhere"},
+    {"allow", 0, OPT_LIST, "REGEX", LIST(eng.allow, eng.n_allow), .check = check_regex,
+     .section = sec_links, .help = "follow only URLs matching one of these (repeatable)"},
+    {"deny", 0, OPT_LIST, "REGEX", LIST(eng.deny, eng.n_deny), .check = check_regex,
+     .section = sec_links, .help = "never follow URLs matching this (repeatable)"},
+    {"accept", 0, OPT_LIST, "LIST", LIST(eng.accept, eng.n_accept), .flags = OPTF_SPLIT,
+     .check = check_accept, .section = sec_links,
+     .help = "fetch only these suffixes (.pdf) and content types (image/*), comma-separated; "
+             "HTML is still fetched to find links (repeatable)"},
+    {"reject", 0, OPT_LIST, "LIST", LIST(eng.reject, eng.n_reject), .flags = OPTF_SPLIT,
+     .check = check_accept, .section = sec_links,
+     .help = "never fetch these suffixes and content types, comma-separated (repeatable)"},
+    {"max-depth", 0, OPT_COUNT, "N", F(eng.max_depth), RANGE(0, 8388606), .flags = OPTF_SIGNED,
+     .unset = "no limit", .section = sec_links, .help = "links followed from a seed"},
+    {"max-pages", 0, OPT_COUNT, "N", F(eng.max_pages), RANGE(1, 4611686018427387904.0),
+     .unset = "no limit", .section = sec_links, .help = "stop after N fetches"},
+    {"max-pages-per-host", 0, OPT_COUNT, "N", F(eng.max_pages_per_host),
+     RANGE(1, 4611686018427387904.0), .unset = "no limit", .section = sec_links,
+     .help = "queue at most N URLs per host"},
+    {"strip-param", 0, OPT_LIST, "NAME", LIST(eng.strip_params, eng.n_strip_params),
+     .check = check_nonempty, .section = sec_links,
+     .help = "drop this query parameter ('*' wildcards; repeatable)"},
+    {"sort-query", 0, OPT_FLAG, NULL, F(eng.sort_query), .set = true, .section = sec_links,
+     .help = "sort query parameters"},
+    {"max-url-len", 0, OPT_COUNT, "N", F(eng.max_url_len), RANGE(16, SIEVE_URL_MAX),
+     .section = sec_links, .help = "trap guard: longest URL"},
+    {"max-segments", 0, OPT_COUNT, "N", F(eng.max_segments), RANGE(0, 100000), .section = sec_links,
+     .help = "trap guard: most path segments"},
+    {"max-repeat", 0, OPT_COUNT, "N", F(eng.max_repeat), RANGE(0, 100000), .section = sec_links,
+     .help = "trap guard: most equal path segments in a row"},
+
+    {"seen", 0, OPT_CHOICE, "KIND", F(eng.seen.kind), .choices = seens, .section = sec_frontier,
+     .help = "seen-set: a Bloom filter or an exact hash set"},
+    {"capacity", 0, OPT_COUNT, "N", F(eng.seen.capacity), RANGE(1, 1099511627776.0),
+     .section = sec_frontier, .help = "URLs the seen-set is sized for"},
+    {"fp-rate", 0, OPT_RATE, "P", F(eng.seen.fp_rate), RANGE(1e-12, 0.5), .section = sec_frontier,
+     .help = "Bloom filter false-positive rate"},
+    {"on-overflow", 0, OPT_CHOICE, "POLICY", F(eng.seen.overflow), .choices = overflows,
+     .section = sec_frontier, .help = "past its capacity, the Bloom filter warns or adds a layer"},
+
+    {"output", 'o', OPT_STRING, "FILE", F(output), .check = check_nonempty,
+     .unset = "standard output", .section = sec_output,
+     .help = "write the records to FILE ('-': standard output); SIGHUP reopens it"},
+    {"quiet", 'q', OPT_FLAG, NULL, F(quiet), .set = true, .section = sec_output,
+     .help = "no status line"},
+    {"stats", 0, OPT_STRING, "FILE", F(stats_path), .check = check_nonempty, .section = sec_output,
+     .help = "append the crawl's counters to FILE ('-': standard output, if the records go "
+             "to a file) as one JSON object per interval and one at the end; SIGHUP reopens it"},
+    {"stats-interval", 0, OPT_SECONDS, "S", F(stats_interval_s), RANGE(0.1, DAY_S),
+     .section = sec_output, .help = "seconds between two --stats objects"},
+    {"help", 'h', OPT_HELP, NULL, .section = sec_output, .help = "this text"},
+};
+
+static const opt_note crawl_notes[] = {
+    {"Records",
+     "Each fetched URL (or URL not fetched, with the reason in \"error\") becomes one JSON "
+     "line: url, final_url, status, content_type, bytes, depth, links_found, links_new, "
+     "elapsed_ms, error. A summary goes to standard error at the end."},
+    {"Status line",
+     "On a terminal, standard error shows elapsed time, pages, pages per second, transfers in "
+     "flight, queued URLs and errors, refreshed every second, unless -q is given. It is left "
+     "out when the records go to that same terminal, so that it never mixes with them."},
+    {"Signals",
+     "The first SIGINT or SIGTERM stops taking new URLs and gives the transfers in flight "
+     "--stop-grace seconds to finish; a second aborts them at once. SIGHUP reopens the --output "
+     "and --stats files, for log rotation: rename the file, send SIGHUP, and the lines that "
+     "follow go to a new file of the old name."},
+};
+
+static const opt_exit crawl_exits[] = {
+    {0, "the crawl ran to its end or to --max-pages; pages that failed are counted in the "
+        "summary, they are not fatal"},
+    {1, "the crawl could not start (out of memory, libcurl could not be initialized)"},
+    {2, "bad arguments, or no valid seed"},
+    {3, "no seed could be fetched: every seed's record has an error"},
+    {4, "the records, the statistics or the cookie jar could not be written (disk full, ...)"},
+    {130, "interrupted by SIGINT (128 + the signal number: 143 for SIGTERM)"},
+};
+
+static void init_settings(void *s)
+{
+    crawl_cli_init(s);
+}
+
+const opt_command crawl_command = {
+    .name = "crawl",
+    .operands = "SEEDFILE|URL...",
+    .description =
+        "Crawls from the seeds and writes one JSON line per fetched URL. An operand that "
+        "contains \"://\" is a URL; any other is a seed file of one URL a line, where blank "
+        "lines and lines starting with # are skipped and a bad line is reported as FILE:LINE "
+        "and skipped.",
+    .opts = crawl_opts,
+    .n_opts = sizeof crawl_opts / sizeof *crawl_opts,
+    .settings_size = sizeof(crawl_cli),
+    .init = init_settings,
+    .notes = crawl_notes,
+    .n_notes = sizeof crawl_notes / sizeof *crawl_notes,
+    .exits = crawl_exits,
+    .n_exits = sizeof crawl_exits / sizeof *crawl_exits,
+};
+
+/* ---- the whole command line ------------------------------------------- */
+
+void crawl_cli_init(crawl_cli *o)
+{
+    *o = (crawl_cli){.stats_interval_s = 10};
+    sieve_crawl_options_init(&o->eng);
+}
+
+void crawl_cli_free(crawl_cli *o, opt_parsed *p)
+{
+    opt_free(&crawl_command, o, p);
+}
+
+/* Refuses an output file that is one of the seed files, under any name:
+ * opening it would truncate the seeds before they are read. */
+static int check_not_a_seed(const char *opt, const char *path, const crawl_cli *o)
+{
+    struct stat out;
+    if (path == NULL || stat(path, &out) != 0)
         return 0;
-    case OPT_NO_SITEMAPS:
-        o->sitemaps = false;
-        return 0;
-    case OPT_MAX_SITEMAPS:
-        return parse_u64("max-sitemaps", arg, 0, UINT64_MAX / 2, &o->max_sitemaps);
-    case OPT_ROBOTS_EXPIRY:
-        return parse_delay("robots-expiry", arg, &o->robots_expiry_s);
-    case OPT_TIMEOUT:
-        return parse_seconds("timeout", arg, &o->timeout_ms);
-    case OPT_LOW_SPEED:
-        return parse_low_speed(arg, o);
-    case OPT_MAX_PAGE_BYTES:
-        return parse_u64("max-page-bytes", arg, 1, UINT64_C(1) << 40, &o->max_page_bytes);
-    case OPT_USER_AGENT:
-        o->user_agent = arg;
-        return 0;
-    case OPT_FOLLOW_NOFOLLOW:
-        o->follow_nofollow = true;
-        return 0;
-    case OPT_SCOPE:
-        return pick("scope", arg, scopes, 3, &i) ? -1 : (o->scope = (scope_kind)i, 0);
-    case OPT_ALLOW:
-        return push_str(&o->allow, &o->n_allow, arg);
-    case OPT_DENY:
-        return push_str(&o->deny, &o->n_deny, arg);
-    case OPT_MAX_DEPTH:
-        return parse_u64("max-depth", arg, 0, CRAWL_DEPTH_MASK - 1, &v)
-                   ? -1
-                   : (o->max_depth = (long)v, 0);
-    case OPT_MAX_PAGES:
-        return parse_u64("max-pages", arg, 1, UINT64_MAX / 2, &o->max_pages);
-    case OPT_MAX_PAGES_PER_HOST:
-        return parse_u64("max-pages-per-host", arg, 1, UINT64_MAX / 2, &o->max_pages_per_host);
-    case OPT_STRIP_PARAM:
-        return push_str(&o->strip_params, &o->n_strip_params, arg);
-    case OPT_SORT_QUERY:
-        o->sort_query = true;
-        return 0;
-    case OPT_MAX_URL_LEN:
-        return parse_u64("max-url-len", arg, 16, CRAWL_URL_MAX, &v) ? -1 : (o->max_url_len = v, 0);
-    case OPT_MAX_SEGMENTS:
-        return parse_u64("max-segments", arg, 0, 100000, &v) ? -1
-                                                             : (o->max_segments = (unsigned)v, 0);
-    case OPT_MAX_REPEAT:
-        return parse_u64("max-repeat", arg, 0, 100000, &v) ? -1 : (o->max_repeat = (unsigned)v, 0);
-    case OPT_SEEN:
-        return pick("seen", arg, seens, 2, &i) ? -1 : (o->seen.kind = (sieve_seen_kind)i, 0);
-    case OPT_CAPACITY:
-        return parse_u64("capacity", arg, 1, UINT64_C(1) << 40, &o->seen.capacity);
-    case OPT_FP_RATE: {
-        char *end;
-        double p = strtod(arg, &end);
-        if (end == arg || *end != '\0' || !(p > 0 && p < 1)) {
-            fprintf(stderr, "sieve crawl: --fp-rate: '%s' is not a rate in (0, 1)\n", arg);
+    for (size_t i = 0; i < o->n_seeds; i++) {
+        struct stat seed;
+        if (strstr(o->seeds[i], "://") != NULL || stat(o->seeds[i], &seed) != 0)
+            continue;
+        if (seed.st_dev == out.st_dev && seed.st_ino == out.st_ino) {
+            opt_fail(&crawl_command, opt, "'%s' is the seed file '%s'", path, o->seeds[i]);
             return -1;
         }
-        o->seen.fp_rate = p;
-        return 0;
     }
-    case OPT_ON_OVERFLOW:
-        return pick("on-overflow", arg, overflows, 2, &i)
-                   ? -1
-                   : (o->seen.overflow = (sieve_overflow)i, 0);
-    case 'o':
-        o->output = arg;
-        return 0;
-    case 'q':
-        o->quiet = true;
-        return 0;
-    case 'h':
-        return 1;
-    default:
+    return 0;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (a == NULL || b == NULL)
+        return false;
+    if (strcmp(a, b) == 0)
+        return true;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+int crawl_cli_parse(crawl_cli *o, opt_parsed *p, int argc, char **argv)
+{
+    int rc = opt_parse(&crawl_command, o, p, argc, argv);
+    if (rc != 0)
+        return rc;
+    o->seeds = (const char *const *)(argv + p->first_operand);
+    o->n_seeds = (size_t)(argc - p->first_operand);
+    if (o->output != NULL && strcmp(o->output, "-") == 0)
+        o->output = NULL;
+    o->stats = o->stats_path != NULL;
+    if (o->stats && strcmp(o->stats_path, "-") == 0) {
+        if (o->output == NULL) {
+            opt_fail(&crawl_command, "stats", "standard output holds the records already");
+            return -1;
+        }
+        o->stats_path = NULL;
+    }
+    if (o->n_seeds == 0) {
+        opt_fail(&crawl_command, NULL, "no seed file or URL given");
         return -1;
     }
-}
-
-int crawl_opts_parse(crawl_opts *o, int argc, char **argv)
-{
-    optind = 1;
-    opterr = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "w:c:o:qh", long_opts, NULL)) != -1) {
-        int rc = apply(c, optarg, o);
-        if (rc == 1) {
-            crawl_usage(stdout);
-            return 1;
-        }
-        if (rc < 0) {
-            fprintf(stderr, "Try 'sieve crawl --help'.\n");
-            return -1;
-        }
+    if (opt_given(&crawl_command, p, "stats-interval") && !o->stats) {
+        opt_fail(&crawl_command, "stats-interval", "needs --stats FILE");
+        return -1;
     }
-    o->seeds = (const char **)(argv + optind);
-    o->n_seeds = (unsigned)(argc - optind);
-    if (o->n_seeds == 0) {
-        fprintf(stderr, "sieve crawl: no seed file or URL given\nTry 'sieve crawl --help'.\n");
+    if (check_not_a_seed("output", o->output, o) != 0 ||
+        check_not_a_seed("stats", o->stats_path, o) != 0 ||
+        check_not_a_seed("cookie-jar", o->eng.cookie_jar, o) != 0)
+        return -1;
+    if (same_file(o->output, o->stats_path)) {
+        opt_fail(&crawl_command, "stats", "'%s' is also the --output file", o->stats_path);
         return -1;
     }
     return 0;

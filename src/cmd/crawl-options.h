@@ -1,21 +1,36 @@
-/* crawl-options.h - parsing `sieve crawl`'s command line. */
+/* crawl-options.h - `sieve crawl`'s command line: its option table and
+ * the settings it fills, the engine's options among them. */
 #ifndef SIEVE_CRAWL_OPTIONS_H
 #define SIEVE_CRAWL_OPTIONS_H
 
-#include <stdio.h>
+#include <stdbool.h>
+#include <stddef.h>
 
-#include "crawl.h"
+#include "options.h"
+#include "sieve/crawl.h"
 
-/* Fills o with the defaults. */
-void crawl_opts_init(crawl_opts *o);
+typedef struct crawl_cli {
+    sieve_crawl_options eng;  /* everything the engine is told */
+    const char *output;       /* -o FILE; NULL: standard output ("-" gives NULL) */
+    bool quiet;               /* -q: no status line */
+    bool stats;               /* --stats was given */
+    const char *stats_path;   /* its FILE; NULL: standard output ("-" gives NULL) */
+    double stats_interval_s;  /* --stats-interval */
+    const char *const *seeds; /* the operands: seed files and URLs */
+    size_t n_seeds;
+} crawl_cli;
 
-/* Parses argv (argv[0] is "crawl"). Returns 0, 1 when --help was printed,
- * or -1 after telling stderr what is wrong. Strings point into argv. */
-int crawl_opts_parse(crawl_opts *o, int argc, char **argv);
+extern const opt_command crawl_command;
 
-/* Frees the lists crawl_opts_parse() built. */
-void crawl_opts_free(crawl_opts *o);
+/* Fills o with the defaults: the engine's, and the command's own. */
+void crawl_cli_init(crawl_cli *o);
 
-void crawl_usage(FILE *out);
+/* Parses argv (argv[0] is "crawl") into o, which crawl_cli_init() filled.
+ * Returns 0; 1 when --help was printed; -1 after telling stderr what is
+ * wrong, naming the option. Strings point into argv or into p. */
+int crawl_cli_parse(crawl_cli *o, opt_parsed *p, int argc, char **argv);
+
+/* Frees what crawl_cli_parse() allocated. */
+void crawl_cli_free(crawl_cli *o, opt_parsed *p);
 
 #endif

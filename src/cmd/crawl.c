@@ -1,264 +1,267 @@
-/* crawl.c - `sieve crawl`: wires the frontier, the scope, the workers and
- * the output together, runs the crawl and prints its summary.
+/* crawl.c - `sieve crawl`: a client of the crawl engine (sieve/crawl.h).
  *
- * Exit status: 0 when the crawl ran out of URLs (or reached --max-pages),
- * 1 when it could not run or its output broke, 2 for bad arguments, and
- * 128 + the signal number when SIGINT or SIGTERM cut it short. */
+ * The command parses its options into sieve_crawl_options, reads the
+ * seeds, turns each record into a JSON line, runs the crawl with a thread
+ * that takes the signals and draws the status line, and ends with a
+ * summary and an exit status:
+ *
+ *   0    the crawl ran to its end (or to --max-pages); pages that failed
+ *        are counted, they are not fatal
+ *   1    the crawl could not start or run (out of memory, libcurl)
+ *   2    bad arguments, or no valid seed
+ *   3    no seed could be fetched: every seed's record has an error
+ *   4    an output could not be written (the records, the statistics or the
+ *        cookie jar)
+ *   128 + N  stopped by signal N (SIGINT, SIGTERM)
+ *
+ * An output error outranks a signal, which outranks the rest: a crawl
+ * whose records were lost must never look like a success. */
 #include <errno.h>
 #include <locale.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "crawl-options.h"
-#include "crawl.h"
 #include "progress.h"
 #include "record.h"
-#include "robots-cache.h"
 #include "seeds.h"
-#include "sieve/links.h"
-#include "worker.h"
+#include "sieve/crawl.h"
+#include "sieve/status.h"
 
-void crawl_fail(crawl *c, const char *why)
+typedef struct crawl_run {
+    sieve_crawler *crawler;
+    record_writer *records;
+    record_writer *stats;
+    atomic_bool output_failed;   /* an output broke; the crawl was stopped */
+    atomic_ullong seed_records;  /* records of seeds (depth 0 pages) */
+    atomic_ullong seeds_fetched; /* of those, without an error */
+} crawl_run;
+
+static void log_line(void *ctx, sieve_log_level level, const char *msg)
 {
-    if (!atomic_exchange(&c->failed, true)) {
-        fprintf(stderr, "sieve: %s: %s; stopping\n", why, strerror(errno));
-        sieve_frontier_close(c->frontier);
-    }
+    (void)ctx;
+    progress_say("sieve crawl: %s%s", level == SIEVE_LOG_WARN ? "warning: " : "", msg);
 }
 
-/* curl's share interface wants a lock per data kind; DNS is all we share. */
-static pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
-
-static void share_lock(CURL *h, curl_lock_data data, curl_lock_access a, void *u)
+/* Tells once which output broke (path NULL: standard output); returns
+ * true the first time. The crawl is stopped by the caller. */
+static bool note_output_failure(crawl_run *r, const char *path, int e)
 {
-    (void)h, (void)a, (void)u;
-    pthread_mutex_lock(&share_locks[data]);
+    if (atomic_exchange(&r->output_failed, true))
+        return false;
+    progress_say("sieve crawl: %s: write error: %s", path ? path : "standard output", strerror(e));
+    return true;
 }
 
-static void share_unlock(CURL *h, curl_lock_data data, void *u)
+/* From the progress thread: a flush or a reopen failed. */
+static void output_failed(void *ctx, record_writer *w)
 {
-    (void)h, (void)u;
-    pthread_mutex_unlock(&share_locks[data]);
+    crawl_run *r = ctx;
+    if (note_output_failure(r, record_writer_path(w), errno))
+        sieve_crawler_stop(r->crawler);
 }
 
-static CURLSH *make_share(void)
+static int on_record(void *ud, const sieve_crawl_record *rec)
 {
-    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
-        pthread_mutex_init(&share_locks[i], NULL);
-    CURLSH *sh = curl_share_init();
-    if (sh == NULL)
-        return NULL;
-    curl_share_setopt(sh, CURLSHOPT_LOCKFUNC, share_lock);
-    curl_share_setopt(sh, CURLSHOPT_UNLOCKFUNC, share_unlock);
-    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    return sh;
+    crawl_run *r = ud;
+    if (rec->depth == 0 && rec->kind == SIEVE_FETCH_PAGE) {
+        atomic_fetch_add(&r->seed_records, 1);
+        if (rec->error == NULL)
+            atomic_fetch_add(&r->seeds_fetched, 1);
+    }
+    if (record_write(r->records, rec) != 0) {
+        note_output_failure(r, record_writer_path(r->records), errno);
+        return SIEVE_EIO; /* stops the crawl */
+    }
+    return SIEVE_OK;
 }
 
-static int add_seed(void *ctx, const char *url, const sieve_canon_info *info)
+static int add_seed(void *ctx, const char *url, size_t len)
 {
-    crawl *c = ctx;
-    if (scope_add_seed(c->scope, url + info->host_off, info->host_len) != SIEVE_OK)
-        return -1;
-    int rc = sieve_frontier_push(c->frontier, url, info->len, crawl_tag(0, 0, false));
-    return rc < 0 ? -1 : 0;
+    crawl_run *r = ctx;
+    return sieve_crawler_add_seed(r->crawler, url, len);
 }
 
-static int make_canon(const crawl_opts *o, sieve_canon **out)
+/* The status line is left out when the records go to the terminal it
+ * would be drawn on: the two would mix. */
+static bool want_status_line(const crawl_cli *o)
 {
-    sieve_canon_config cc;
-    sieve_canon_config_init(&cc);
-    cc.max_len = o->max_url_len;
-    cc.max_segments = o->max_segments;
-    cc.max_repeat = o->max_repeat;
-    cc.strip_params = o->strip_params;
-    cc.n_strip_params = o->n_strip_params;
-    cc.sort_query = o->sort_query;
-    return sieve_canon_new(out, &cc);
+    if (o->quiet || !isatty(STDERR_FILENO))
+        return false;
+    if (o->output != NULL || !isatty(STDOUT_FILENO))
+        return true;
+    struct stat out, err;
+    if (fstat(STDOUT_FILENO, &out) != 0 || fstat(STDERR_FILENO, &err) != 0)
+        return false;
+    return out.st_rdev != err.st_rdev;
 }
 
-/* Builds the crawl's parts; returns 0 or the exit status to leave with. */
-static int setup(crawl *c, const crawl_opts *o)
+static void summary(const sieve_crawl_stats *st, double secs, const char *how)
 {
-    char err[512] = "";
-    int rc = make_canon(o, &c->canon);
-    if (rc != SIEVE_OK) {
-        fprintf(stderr, "sieve crawl: URL rules: %s\n", sieve_strerror(rc));
-        return rc == SIEVE_EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
-    }
-    rc = scope_new(&c->scope, o, err, sizeof err);
-    if (rc != SIEVE_OK) {
-        fprintf(stderr, "sieve crawl: %s\n", err[0] ? err : sieve_strerror(rc));
-        return rc == SIEVE_EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
-    }
-    sieve_frontier_config fc;
-    sieve_frontier_config_init(&fc);
-    fc.seen = o->seen;
-    fc.max_url_len = o->max_url_len;
-    fc.politeness = (sieve_politeness){.enabled = o->host_connections > 0,
-                                       .max_conns = o->host_connections,
-                                       .delay_s = o->delay_s,
-                                       .max_delay_s = o->max_crawl_delay_s};
-    rc = sieve_frontier_new(&c->frontier, &fc);
-    if (rc != SIEVE_OK) {
-        fprintf(stderr, "sieve crawl: frontier: %s\n", sieve_strerror(rc));
-        return rc == SIEVE_EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
-    }
-    /* A server that failed is asked again after a minute (or the expiry,
-     * if shorter). */
-    double retry = o->robots_expiry_s < 60 ? o->robots_expiry_s : 60;
-    if (robots_cache_new(&c->robots, o->robots_expiry_s, retry) != SIEVE_OK) {
-        fprintf(stderr, "sieve crawl: out of memory\n");
-        return EXIT_FAILURE_RUN;
-    }
-    if (o->ignore_robots)
-        fprintf(stderr, "sieve: warning: --ignore-robots: robots.txt is neither fetched nor "
-                        "obeyed\n");
-    c->share = make_share();
-    if (c->share == NULL) {
-        fprintf(stderr, "sieve crawl: cannot set up curl\n");
-        return EXIT_FAILURE_RUN;
-    }
-    if (record_writer_open(&c->out, o->output) != 0) {
-        fprintf(stderr, "sieve crawl: %s: %s\n", o->output, strerror(errno));
-        return EXIT_FAILURE_RUN;
-    }
-    return 0;
-}
-
-static void teardown(crawl *c)
-{
-    sieve_frontier_free(c->frontier);
-    scope_free(c->scope);
-    sieve_canon_free(c->canon);
-    robots_cache_free(c->robots);
-    if (c->share != NULL)
-        curl_share_cleanup(c->share);
-}
-
-/* Starts the workers, waits for them, and returns how many ran. */
-static unsigned run_workers(crawl *c)
-{
-    unsigned n = c->opts->workers;
-    pthread_t *th = calloc(n, sizeof *th);
-    worker **w = calloc(n, sizeof *w);
-    unsigned started = 0;
-    for (unsigned i = 0; th != NULL && w != NULL && i < n; i++) {
-        w[i] = worker_new(c);
-        if (w[i] == NULL || pthread_create(&th[i], NULL, worker_run, w[i]) != 0) {
-            worker_free(w[i]);
-            break;
-        }
-        started++;
-    }
-    if (started == 0) {
-        fprintf(stderr, "sieve crawl: cannot start a worker\n");
-        sieve_frontier_close(c->frontier);
-    }
-    for (unsigned i = 0; i < started; i++) {
-        pthread_join(th[i], NULL);
-        worker_free(w[i]);
-    }
-    free(th);
-    free(w);
-    return started;
-}
-
-static void summary(crawl *c, double secs, int sig)
-{
-    sieve_frontier_stats st;
-    sieve_frontier_stats_get(c->frontier, &st);
-    uint64_t fetched = atomic_load(&c->n.fetched);
     fprintf(stderr,
             "sieve: %s after %.1f s: %llu pages (%.0f/s), %llu errors, %.1f MB, "
             "%llu links (%llu new)\n",
-            sig                          ? "interrupted"
-            : atomic_load(&c->limit_hit) ? "page limit reached"
-                                         : "crawl done",
-            secs, (unsigned long long)fetched, secs > 0 ? (double)fetched / secs : 0.0,
-            (unsigned long long)atomic_load(&c->n.errors), (double)atomic_load(&c->n.bytes) / 1e6,
-            (unsigned long long)atomic_load(&c->n.links),
-            (unsigned long long)atomic_load(&c->n.links_new));
+            how, secs, (unsigned long long)st->fetched, secs > 0 ? (double)st->fetched / secs : 0.0,
+            (unsigned long long)st->errors, (double)st->bytes / 1e6, (unsigned long long)st->links,
+            (unsigned long long)st->links_new);
+    const sieve_frontier_stats *f = &st->frontier;
     fprintf(stderr,
             "sieve: frontier: %llu URLs queued, %llu left; seen-set ~%.0f URLs in %llu bytes, "
             "estimated false-positive rate %.2g\n",
-            (unsigned long long)st.enqueued, (unsigned long long)st.queue_len, st.est_count,
-            (unsigned long long)st.seen_bytes, st.est_fp_rate);
+            (unsigned long long)f->enqueued, (unsigned long long)f->queue_len, f->est_count,
+            (unsigned long long)f->seen_bytes, f->est_fp_rate);
     fprintf(stderr, "sieve: robots.txt: %llu fetched, %llu URLs not fetched because of it\n",
-            (unsigned long long)atomic_load(&c->n.robots_fetched),
-            (unsigned long long)atomic_load(&c->n.refused_robots));
+            (unsigned long long)st->robots_fetched, (unsigned long long)st->robots_denied);
     fprintf(stderr,
             "sieve: sitemaps: %llu queued, %llu left out; %llu page entries, %llu not a "
             "crawlable URL\n",
-            (unsigned long long)atomic_load(&c->n.sitemaps),
-            (unsigned long long)atomic_load(&c->n.sitemaps_left_out),
-            (unsigned long long)atomic_load(&c->n.sitemap_pages),
-            (unsigned long long)atomic_load(&c->n.sitemap_bad));
-    fprintf(stderr, "sieve: links left out:");
-    for (int v = 1; v < SCOPE_VERDICTS; v++)
-        fprintf(stderr, " %s %llu%s", scope_verdict_name((scope_verdict)v),
-                (unsigned long long)atomic_load(&c->n.refused[v]),
-                v + 1 < SCOPE_VERDICTS ? "," : "\n");
+            (unsigned long long)st->sitemaps, (unsigned long long)st->sitemaps_left_out,
+            (unsigned long long)st->sitemap_pages, (unsigned long long)st->sitemap_bad);
+    fprintf(stderr,
+            "sieve: links left out: off site %llu, denied %llu, not allowed %llu, too deep %llu, "
+            "host quota full %llu, rejected %llu, filtered %llu\n",
+            (unsigned long long)st->off_site, (unsigned long long)st->denied,
+            (unsigned long long)st->not_allowed, (unsigned long long)st->too_deep,
+            (unsigned long long)st->host_full, (unsigned long long)st->rejected,
+            (unsigned long long)st->filtered);
+    fprintf(stderr, "sieve: transfers: %llu aborted, %llu in flight\n",
+            (unsigned long long)st->aborted, (unsigned long long)st->in_flight);
+}
+
+static int open_outputs(crawl_run *r, const crawl_cli *o)
+{
+    if (record_writer_open(&r->records, o->output, false) != 0) {
+        fprintf(stderr, "sieve crawl: --output: %s: %s\n", o->output, strerror(errno));
+        return EXIT_OUTPUT;
+    }
+    if (o->stats && record_writer_open(&r->stats, o->stats_path, true) != 0) {
+        fprintf(stderr, "sieve crawl: --stats: %s: %s\n", o->stats_path, strerror(errno));
+        return EXIT_OUTPUT;
+    }
+    return EXIT_OK;
+}
+
+/* Closes the outputs, the final statistics written first; false if one
+ * of them lost data (told on stderr). */
+static bool close_outputs(crawl_run *r, const sieve_crawl_stats *st, double secs)
+{
+    record_writer *w[2] = {r->stats, r->records};
+    r->stats = r->records = NULL;
+    for (int i = 0; i < 2; i++) {
+        if (w[i] == NULL)
+            continue;
+        const char *path = record_writer_path(w[i]);
+        int rc = i == 0 ? record_write_stats(w[i], st, secs) : 0;
+        if (record_writer_close(w[i]) != 0 || rc != 0)
+            note_output_failure(r, path, errno);
+    }
+    return !atomic_load(&r->output_failed);
+}
+
+/* Runs the crawl; returns the exit status. */
+static int crawl(crawl_run *r, const crawl_cli *o)
+{
+    progress_config pc = {
+        .crawler = r->crawler,
+        .records = r->records,
+        .stats = r->stats,
+        .stats_interval_s = o->stats_interval_s,
+        .stop_grace_s = o->eng.stop_grace_s,
+        .status_line = want_status_line(o),
+        .output_failed = output_failed,
+        .ctx = r,
+    };
+    progress *p = progress_start(&pc);
+    if (p == NULL) {
+        fprintf(stderr, "sieve crawl: cannot start the signal thread\n");
+        return EXIT_FAILURE_RUN;
+    }
+    long seeds = seeds_load(o->seeds, o->n_seeds, add_seed, r, stderr);
+    if (seeds <= 0) {
+        progress_stop(p);
+        if (seeds == 0)
+            fprintf(stderr, "sieve crawl: no valid seed\n");
+        return seeds == SEEDS_EFATAL ? EXIT_FAILURE_RUN : EXIT_USAGE;
+    }
+    sieve_crawl_callbacks cb = {.on_record = on_record};
+    sieve_crawler_set_callbacks(r->crawler, &cb, r);
+    progress_run(p);
+    int rc = sieve_crawler_run(r->crawler);
+    double secs = progress_elapsed(p);
+    int sig = progress_stop(p);
+
+    sieve_crawl_stats st;
+    sieve_crawler_stats_get(r->crawler, &st);
+    bool written = close_outputs(r, &st, secs);
+    /* SIEVE_EIO that is not ours: the engine's own output, the cookie jar
+     * (it told the logger) */
+    bool engine_output = written && rc == SIEVE_EIO;
+    bool broken = written && rc != SIEVE_OK && rc != SIEVE_ECLOSED && rc != SIEVE_EIO;
+    const char *how = !written || engine_output ? "output error"
+                      : sig                     ? "interrupted"
+                      : broken                  ? "failed"
+                      : st.page_limit_hit       ? "page limit reached"
+                                                : "crawl done";
+    if (broken)
+        fprintf(stderr, "sieve crawl: the crawl failed: %s\n", sieve_strerror(rc));
+    summary(&st, secs, how);
+    if (!written || engine_output)
+        return EXIT_OUTPUT;
+    if (sig != 0)
+        return 128 + sig;
+    if (broken)
+        return EXIT_FAILURE_RUN;
+    if (atomic_load(&r->seeds_fetched) == 0) {
+        fprintf(stderr, "sieve crawl: no seed could be fetched (%llu seed records, all errors)\n",
+                (unsigned long long)atomic_load(&r->seed_records));
+        return EXIT_NO_SEED;
+    }
+    return EXIT_OK;
 }
 
 int cmd_crawl(int argc, char **argv)
 {
-    crawl_opts o;
-    crawl_opts_init(&o);
-    int prc = crawl_opts_parse(&o, argc, argv);
-    if (prc != 0) {
-        crawl_opts_free(&o);
-        return prc > 0 ? EXIT_OK : EXIT_USAGE;
-    }
+    /* Before any thread exists: the signals are the progress thread's. */
+    progress_block_signals();
+    signal(SIGPIPE, SIG_IGN);
     /* IDN hosts are converted from the locale's charset. */
     setlocale(LC_CTYPE, "C.UTF-8");
-    signal(SIGPIPE, SIG_IGN);
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        fprintf(stderr, "sieve crawl: cannot initialize curl\n");
-        return EXIT_FAILURE_RUN;
-    }
-    sieve_links_global_init();
 
-    crawl c = {.opts = &o};
-    int status = EXIT_FAILURE_RUN;
-    int rc = setup(&c, &o);
-    if (rc != 0) {
-        status = rc;
-        goto out;
+    crawl_cli o;
+    opt_parsed parsed;
+    crawl_cli_init(&o);
+    int prc = crawl_cli_parse(&o, &parsed, argc, argv);
+    if (prc != 0) {
+        crawl_cli_free(&o, &parsed);
+        return prc > 0 ? EXIT_OK : EXIT_USAGE;
     }
-    long seeds = seeds_load(o.seeds, o.n_seeds, c.canon, add_seed, &c, stderr);
-    if (seeds <= 0) {
-        if (seeds == 0)
-            fprintf(stderr, "sieve crawl: no valid seed\n");
-        status = seeds == 0 ? EXIT_USAGE : EXIT_FAILURE_RUN;
-        goto out;
+    o.eng.logger = (sieve_logger){.fn = log_line, .level = SIEVE_LOG_WARN};
+    if (o.eng.ignore_robots)
+        fprintf(stderr, "sieve crawl: warning: --ignore-robots: robots.txt is neither fetched "
+                        "nor obeyed\n");
+
+    crawl_run r = {0};
+    int status;
+    int rc = sieve_crawler_new(&r.crawler, &o.eng);
+    if (rc != SIEVE_OK) {
+        fprintf(stderr, "sieve crawl: %s\n", sieve_strerror(rc));
+        status = rc == SIEVE_EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
+    } else {
+        status = open_outputs(&r, &o);
+        if (status == EXIT_OK)
+            status = crawl(&r, &o);
     }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    progress *p = progress_start(&c);
-    if (p == NULL) {
-        fprintf(stderr, "sieve crawl: cannot start the signal thread\n");
-        goto out;
-    }
-    unsigned ran = run_workers(&c);
-    int sig = progress_stop(p);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    summary(&c, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, sig);
-    if (record_writer_close(c.out) != 0 && !atomic_load(&c.failed))
-        crawl_fail(&c, "cannot write the output");
-    c.out = NULL;
-    if (sig != 0)
-        status = 128 + sig;
-    else if (ran > 0 && !atomic_load(&c.failed))
-        status = EXIT_OK;
-out:
-    if (c.out != NULL)
-        record_writer_close(c.out);
-    teardown(&c);
-    crawl_opts_free(&o);
-    curl_global_cleanup();
+    if (r.stats != NULL)
+        record_writer_close(r.stats);
+    if (r.records != NULL)
+        record_writer_close(r.records);
+    sieve_crawler_free(r.crawler);
+    crawl_cli_free(&o, &parsed);
     return status;
 }

@@ -3,40 +3,48 @@
 #include <string.h>
 
 #include "commands.h"
+#include "crawl-options.h"
 #include "sieve/sieve.h"
 
-static void usage(FILE *out)
+const subcommand subcommands[] = {
+    {"crawl", NULL, "crawl the web from seed files and URLs", cmd_crawl, &crawl_command},
+    {"bench", "[OPTIONS]", "compare the memory and speed of the Bloom and hash-set frontiers",
+     cmd_bench, NULL},
+    {"version", "", "print the version", cmd_version, NULL},
+    {"help", "[COMMAND]", "describe the commands, or one command's options", cmd_help, NULL},
+};
+const size_t n_subcommands = sizeof subcommands / sizeof *subcommands;
+
+void commands_usage(FILE *out)
 {
-    fprintf(out, "usage: sieve COMMAND [OPTIONS]\n"
-                 "\n"
-                 "commands:\n"
-                 "  crawl     crawl the web from a seed list\n"
-                 "  bench     compare the memory and speed of the Bloom and hash-set frontiers\n"
-                 "  version   print the version\n"
-                 "\n"
-                 "'sieve COMMAND --help' describes a command's options.\n");
+    fprintf(out, "usage: sieve COMMAND [OPTIONS]\n\ncommands:\n");
+    for (size_t i = 0; i < n_subcommands; i++)
+        fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf(out, "\n'sieve COMMAND --help' describes a command's options.\n");
+}
+
+int cmd_version(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    printf("sieve %s\n", sieve_version());
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        commands_usage(stderr);
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "crawl") == 0)
-        return cmd_crawl(argc - 1, argv + 1);
-    if (strcmp(cmd, "bench") == 0)
-        return cmd_bench(argc - 1, argv + 1);
-    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("sieve %s\n", sieve_version());
-        return EXIT_OK;
-    }
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        usage(stdout);
-        return EXIT_OK;
-    }
+    if (strcmp(cmd, "--version") == 0)
+        return cmd_version(argc - 1, argv + 1);
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+        return cmd_help(argc - 1, argv + 1);
+    for (size_t i = 0; i < n_subcommands; i++)
+        if (strcmp(cmd, subcommands[i].name) == 0)
+            return subcommands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "sieve: unknown command '%s'\n", cmd);
-    usage(stderr);
+    commands_usage(stderr);
     return EXIT_USAGE;
 }

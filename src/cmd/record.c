@@ -1,4 +1,5 @@
-/* record.c - the crawl's output: JSON Lines, one object per fetched URL.
+/* record.c - the crawl's output: JSON Lines, one object per fetched URL,
+ * and the --stats counters.
  *
  * Each worker formats its line into a local buffer, then appends it under
  * the writer's lock, so lines never interleave and the lock is held only
@@ -11,12 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "record.h"
 
 struct record_writer {
     FILE *fp;
-    int own;
+    const char *path; /* NULL: stdout */
     int failed;
     int saved_errno;
     pthread_mutex_t lock;
@@ -85,57 +87,191 @@ __attribute__((format(printf, 3, 4))) static void put_num(line *l, const char *k
     put(l, num, (size_t)n);
 }
 
-int record_writer_open(record_writer **out, const char *path)
+static void put_u64(line *l, const char *key, uint64_t v)
+{
+    put_num(l, key, "%llu", (unsigned long long)v);
+}
+
+static void put_bool(line *l, const char *key, bool v)
+{
+    put(l, key, strlen(key));
+    put(l, v ? "true" : "false", v ? 4 : 5);
+}
+
+int record_writer_open(record_writer **out, const char *path, bool append)
 {
     record_writer *w = calloc(1, sizeof *w);
     if (w == NULL)
         return -1;
-    w->fp = path == NULL ? stdout : fopen(path, "w");
+    w->fp = path == NULL ? stdout : fopen(path, append ? "a" : "w");
     if (w->fp == NULL) {
         int e = errno;
         free(w);
         errno = e;
         return -1;
     }
-    w->own = path != NULL;
+    w->path = path;
     pthread_mutex_init(&w->lock, NULL);
     *out = w;
     return 0;
 }
 
-int record_write(record_writer *w, const record *r)
+const char *record_writer_path(const record_writer *w)
 {
-    line l = {.p = NULL, .cap = sizeof l.local};
-    l.p = l.local;
-    put_str(&l, "{\"url\":", r->url);
-    put_str(&l, ",\"final_url\":", r->final_url);
-    put_num(&l, ",\"status\":", "%ld", r->status);
-    put_str(&l, ",\"content_type\":", r->content_type);
-    put_num(&l, ",\"bytes\":", "%llu", (unsigned long long)r->bytes);
-    put_num(&l, ",\"depth\":", "%u", r->depth);
-    put_num(&l, ",\"links_found\":", "%llu", (unsigned long long)r->links_found);
-    put_num(&l, ",\"links_new\":", "%llu", (unsigned long long)r->links_new);
-    put_num(&l, ",\"elapsed_ms\":", "%.1f", r->elapsed_ms);
-    put_str(&l, ",\"error\":", r->error);
-    put(&l, "}\n", 2);
+    return w->path;
+}
 
+/* Marks the writer broken; the lock is held. */
+static void fail_locked(record_writer *w, int e)
+{
+    if (!w->failed) {
+        w->failed = 1;
+        w->saved_errno = e;
+    }
+}
+
+/* Appends a finished line and frees it. */
+static int emit(record_writer *w, line *l)
+{
     int rc = 0;
     pthread_mutex_lock(&w->lock);
-    if (l.oom) {
-        w->failed = 1;
-        w->saved_errno = ENOMEM;
-    }
-    if (!w->failed && fwrite(l.p, 1, l.len, w->fp) != l.len) {
-        w->failed = 1;
-        w->saved_errno = errno;
-    }
+    if (l->oom)
+        fail_locked(w, ENOMEM);
+    if (!w->failed && fwrite(l->p, 1, l->len, w->fp) != l->len)
+        fail_locked(w, errno);
     if (w->failed) {
         errno = w->saved_errno;
         rc = -1;
     }
     pthread_mutex_unlock(&w->lock);
-    if (l.p != l.local)
-        free(l.p);
+    if (l->p != l->local)
+        free(l->p);
+    return rc;
+}
+
+static void line_init(line *l)
+{
+    l->p = l->local;
+    l->len = 0;
+    l->cap = sizeof l->local;
+    l->oom = 0;
+}
+
+int record_write(record_writer *w, const sieve_crawl_record *r)
+{
+    line l;
+    line_init(&l);
+    put_str(&l, "{\"url\":", r->url);
+    put_str(&l, ",\"final_url\":", r->final_url);
+    put_num(&l, ",\"status\":", "%ld", r->status);
+    put_str(&l, ",\"content_type\":", r->content_type);
+    put_u64(&l, ",\"bytes\":", r->bytes);
+    put_num(&l, ",\"depth\":", "%u", (unsigned)r->depth);
+    put_u64(&l, ",\"links_found\":", r->links_found);
+    put_u64(&l, ",\"links_new\":", r->links_new);
+    put_num(&l, ",\"elapsed_ms\":", "%.1f", r->elapsed_ms);
+    put_str(&l, ",\"error\":", r->error);
+    put(&l, "}\n", 2);
+    return emit(w, &l);
+}
+
+int record_write_stats(record_writer *w, const sieve_crawl_stats *st, double elapsed_s)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    struct tm tm;
+    gmtime_r(&now.tv_sec, &tm);
+    char when[64];
+    size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + n, sizeof when - n, ".%03ldZ", now.tv_nsec / 1000000);
+
+    line l;
+    line_init(&l);
+    put_str(&l, "{\"time\":", when);
+    put_num(&l, ",\"elapsed_s\":", "%.3f", elapsed_s);
+    put_u64(&l, ",\"started\":", st->started);
+    put_u64(&l, ",\"fetched\":", st->fetched);
+    put_u64(&l, ",\"errors\":", st->errors);
+    put_u64(&l, ",\"aborted\":", st->aborted);
+    put_u64(&l, ",\"in_flight\":", st->in_flight);
+    put_u64(&l, ",\"bytes\":", st->bytes);
+    put_u64(&l, ",\"links\":", st->links);
+    put_u64(&l, ",\"links_new\":", st->links_new);
+    put_u64(&l, ",\"off_site\":", st->off_site);
+    put_u64(&l, ",\"denied\":", st->denied);
+    put_u64(&l, ",\"not_allowed\":", st->not_allowed);
+    put_u64(&l, ",\"too_deep\":", st->too_deep);
+    put_u64(&l, ",\"host_full\":", st->host_full);
+    put_u64(&l, ",\"rejected\":", st->rejected);
+    put_u64(&l, ",\"filtered\":", st->filtered);
+    put_u64(&l, ",\"robots_fetched\":", st->robots_fetched);
+    put_u64(&l, ",\"robots_denied\":", st->robots_denied);
+    put_u64(&l, ",\"sitemaps\":", st->sitemaps);
+    put_u64(&l, ",\"sitemaps_left_out\":", st->sitemaps_left_out);
+    put_u64(&l, ",\"sitemap_pages\":", st->sitemap_pages);
+    put_u64(&l, ",\"sitemap_bad\":", st->sitemap_bad);
+    put_bool(&l, ",\"page_limit_hit\":", st->page_limit_hit);
+    put_bool(&l, ",\"stopped\":", st->stopped);
+    const sieve_frontier_stats *f = &st->frontier;
+    put_u64(&l, ",\"frontier\":{\"pushed\":", f->pushed);
+    put_u64(&l, ",\"seen\":", f->seen);
+    put_u64(&l, ",\"invalid\":", f->invalid);
+    put_u64(&l, ",\"enqueued\":", f->enqueued);
+    put_u64(&l, ",\"popped\":", f->popped);
+    put_u64(&l, ",\"done\":", f->done);
+    put_u64(&l, ",\"in_flight\":", f->in_flight);
+    put_u64(&l, ",\"queue_len\":", f->queue_len);
+    put_u64(&l, ",\"queue_bytes\":", f->queue_bytes);
+    put_u64(&l, ",\"seen_bytes\":", f->seen_bytes);
+    put_num(&l, ",\"est_count\":", "%.0f", f->est_count);
+    put_num(&l, ",\"est_fp_rate\":", "%.3g", f->est_fp_rate);
+    put_num(&l, ",\"layers\":", "%u", f->layers);
+    put_u64(&l, ",\"hosts\":", f->hosts);
+    put_bool(&l, ",\"closed\":", f->closed != 0);
+    put(&l, "}}\n", 3);
+    return emit(w, &l);
+}
+
+int record_writer_flush(record_writer *w)
+{
+    int rc = 0;
+    pthread_mutex_lock(&w->lock);
+    if (!w->failed && fflush(w->fp) != 0)
+        fail_locked(w, errno);
+    if (w->failed) {
+        errno = w->saved_errno;
+        rc = -1;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+int record_writer_reopen(record_writer *w)
+{
+    if (w->path == NULL)
+        return record_writer_flush(w);
+    int rc = 0;
+    pthread_mutex_lock(&w->lock);
+    FILE *fresh = fopen(w->path, "a");
+    if (fresh == NULL) {
+        int e = errno;
+        if (!w->failed && fflush(w->fp) != 0)
+            fail_locked(w, errno);
+        rc = w->failed ? -1 : -2;
+        errno = w->failed ? w->saved_errno : e;
+        pthread_mutex_unlock(&w->lock);
+        return rc;
+    }
+    if (!w->failed && fflush(w->fp) != 0)
+        fail_locked(w, errno);
+    if (fclose(w->fp) != 0)
+        fail_locked(w, errno);
+    w->fp = fresh;
+    if (w->failed) {
+        errno = w->saved_errno;
+        rc = -1;
+    }
+    pthread_mutex_unlock(&w->lock);
     return rc;
 }
 
@@ -145,11 +281,11 @@ int record_writer_close(record_writer *w)
         return 0;
     int rc = w->failed ? -1 : 0;
     int e = w->saved_errno;
-    if (fflush(w->fp) != 0) {
+    if (fflush(w->fp) != 0 && rc == 0) {
         rc = -1;
         e = errno;
     }
-    if (w->own && fclose(w->fp) != 0) {
+    if (w->path != NULL && fclose(w->fp) != 0 && rc == 0) {
         rc = -1;
         e = errno;
     }

@@ -1,31 +1,41 @@
-/* record.h - one JSON line per fetched URL. */
+/* record.h - the crawl's JSON Lines outputs: one line per record, and one
+ * object of counters per --stats interval. */
 #ifndef SIEVE_RECORD_H
 #define SIEVE_RECORD_H
 
-#include <stdint.h>
+#include <stdbool.h>
+
+#include "sieve/crawl.h"
 
 typedef struct record_writer record_writer;
 
-typedef struct record {
-    const char *url;
-    const char *final_url;    /* where a redirect points; else the URL itself */
-    long status;              /* HTTP status; 0 when no response came */
-    const char *content_type; /* NULL: none */
-    uint64_t bytes;           /* body bytes, decompressed */
-    uint32_t depth;
-    uint64_t links_found; /* links in the page */
-    uint64_t links_new;   /* links enqueued (not seen before, in scope) */
-    double elapsed_ms;
-    const char *error; /* NULL: none */
-} record;
+/* Opens path for writing, truncating it (append: appending to it), or
+ * standard output when path is NULL. Returns 0, or -1 with errno set. */
+int record_writer_open(record_writer **out, const char *path, bool append);
 
-/* Opens path for writing (truncating it), or stdout when path is NULL. */
-int record_writer_open(record_writer **out, const char *path);
+/* The path given to open(), NULL for standard output. */
+const char *record_writer_path(const record_writer *w);
 
-/* Appends one line. Thread-safe; lines never interleave. Returns 0, or -1
- * with errno set when the output cannot be written (then every later call
- * fails too). */
-int record_write(record_writer *w, const record *r);
+/* Appends one record as a JSON line: url, final_url, status, content_type,
+ * bytes, depth, links_found, links_new, elapsed_ms, error. Thread-safe;
+ * lines never interleave. Returns 0, or -1 with errno set when the output
+ * cannot be written (then every later call fails too). */
+int record_write(record_writer *w, const sieve_crawl_record *r);
+
+/* Appends the counters as one JSON line, with the wall-clock time and the
+ * seconds since the crawl started. Same contract as record_write(). */
+int record_write_stats(record_writer *w, const sieve_crawl_stats *st, double elapsed_s);
+
+/* Pushes buffered lines to the file. Same contract as record_write(). */
+int record_writer_flush(record_writer *w);
+
+/* Closes the file and opens its path again, appending, after flushing what
+ * the old one holds; under the writer's lock, so no line is lost or torn.
+ * For log rotation: rename the file, then reopen. Standard output is left
+ * as it is. Returns 0; -1 with errno set when the old file could not be
+ * written (as record_write()); -2 with errno set when the path cannot be
+ * opened: the old file is kept and written on. */
+int record_writer_reopen(record_writer *w);
 
 /* Flushes and closes; returns 0 or -1 with errno if data was lost. */
 int record_writer_close(record_writer *w);

@@ -1,97 +1,160 @@
 /* seeds.c - seed lists. A bad line is reported with its file and line
  * number and skipped: one typo must not cost a long crawl its other
- * seeds. Lines are read into a fixed buffer, so a file with an enormous
- * line costs no more memory than any other. */
+ * seeds. Lines are read into a fixed buffer and files are bounded, so
+ * neither an enormous line nor /dev/zero costs more than a normal file. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "crawl.h"
 #include "seeds.h"
 #include "sieve/status.h"
 
-#define SEED_LINE_MAX 16384
+#define PREFIX "sieve crawl: "
 
-static int is_blank_or_comment(const char *s, size_t len)
+/* Hands one seed to add; 1 if added, 0 if skipped (reported), or an error. */
+static long add_one(const char *text, size_t len, const char *where, unsigned long lineno,
+                    seed_add_fn add, void *ctx, FILE *err)
 {
-    size_t i = 0;
-    while (i < len && (s[i] == ' ' || s[i] == '\t'))
-        i++;
-    return i == len || s[i] == '#';
+    int rc = add(ctx, text, len);
+    if (rc == SIEVE_OK)
+        return 1;
+    if (rc == SIEVE_ENOMEM || rc == SIEVE_ESTATE) {
+        fprintf(err, PREFIX "adding the seeds: %s\n", sieve_strerror(rc));
+        return SEEDS_EFATAL;
+    }
+    const char *why = rc == SIEVE_SEEN ? "a seed already given" : sieve_strerror(rc);
+    if (lineno > 0)
+        fprintf(err, PREFIX "%s:%lu: skipped: %s\n", where, lineno, why);
+    else
+        fprintf(err, PREFIX "seed '%s': skipped: %s\n", where, why);
+    return 0;
 }
 
-/* Canonicalizes one seed; reports where it came from if it is refused. */
-static int add_one(const sieve_canon *canon, const char *text, size_t len, const char *where,
-                   unsigned long lineno, seed_fn fn, void *ctx, FILE *err)
+/* One line of a seed file, its newline removed. */
+static long take_line(char *buf, size_t len, bool too_long, bool nul, const char *path,
+                      unsigned long lineno, seed_add_fn add, void *ctx, FILE *err)
 {
-    char url[CRAWL_URL_MAX + 1];
-    sieve_canon_info info;
-    int rc = sieve_canon_url(canon, NULL, text, len, url, sizeof url, &info);
-    if (rc != SIEVE_OK) {
-        if (lineno > 0)
-            fprintf(err, "sieve: %s:%lu: skipped: %s\n", where, lineno, sieve_strerror(rc));
-        else
-            fprintf(err, "sieve: seed '%s': skipped: %s\n", where, sieve_strerror(rc));
+    if (too_long) {
+        fprintf(err, PREFIX "%s:%lu: skipped: line longer than %d bytes\n", path, lineno,
+                SEED_LINE_MAX);
         return 0;
     }
-    return fn(ctx, url, &info) == 0 ? 1 : -1;
+    if (nul) {
+        fprintf(err, PREFIX "%s:%lu: skipped: a NUL byte in the line\n", path, lineno);
+        return 0;
+    }
+    size_t start = 0;
+    while (start < len && (buf[start] == ' ' || buf[start] == '\t'))
+        start++;
+    while (len > start && (buf[len - 1] == ' ' || buf[len - 1] == '\t' || buf[len - 1] == '\r'))
+        len--;
+    if (start == len || buf[start] == '#')
+        return 0;
+    return add_one(buf + start, len - start, path, lineno, add, ctx, err);
 }
 
-static long load_file(const char *path, const sieve_canon *canon, seed_fn fn, void *ctx, FILE *err)
+/* Opens a seed file: a regular file, not too large. A FIFO or a device is
+ * refused without waiting for it (O_NONBLOCK). */
+static FILE *open_seed_file(const char *path, FILE *err)
 {
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL) {
-        fprintf(err, "sieve: %s: %s\n", path, strerror(errno));
-        return -1;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        fprintf(err, PREFIX "%s: %s\n", path, strerror(errno));
+        return NULL;
     }
-    static _Thread_local char buf[SEED_LINE_MAX];
+    struct stat st;
+    const char *why = NULL;
+    bool too_big = false;
+    if (fstat(fd, &st) != 0)
+        why = strerror(errno);
+    else if (S_ISDIR(st.st_mode))
+        why = "a directory, not a seed file";
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    else if ((too_big = (uint64_t)st.st_size > SEED_FILE_MAX))
+        why = "larger than a seed file may be";
+    FILE *fp = why == NULL ? fdopen(fd, "r") : NULL;
+    if (fp == NULL) {
+        fprintf(err, PREFIX "%s: %s", path, why != NULL ? why : strerror(errno));
+        if (too_big)
+            fprintf(err, " (%u GiB)", (unsigned)(SEED_FILE_MAX >> 30));
+        fputc('\n', err);
+        close(fd);
+    }
+    return fp;
+}
+
+static long load_file(const char *path, seed_add_fn add, void *ctx, FILE *err)
+{
+    FILE *fp = open_seed_file(path, err);
+    if (fp == NULL)
+        return SEEDS_EARGS;
+    char *buf = malloc(SEED_LINE_MAX);
+    if (buf == NULL) {
+        fclose(fp);
+        fprintf(err, PREFIX "%s: out of memory\n", path);
+        return SEEDS_EFATAL;
+    }
     unsigned long lineno = 0;
     long count = 0;
-    int too_long = 0;
-    while (fgets(buf, sizeof buf, fp) != NULL) {
-        size_t len = strlen(buf);
-        int complete = len > 0 && buf[len - 1] == '\n';
-        if (too_long) { /* the tail of a line already reported */
-            too_long = !complete;
+    uint64_t total = 0;
+    size_t len = 0;
+    bool too_long = false, nul = false, pending = false;
+    for (;;) {
+        int ch = getc_unlocked(fp);
+        if (ch == EOF || ch == '\n') {
+            if (ch == EOF && !pending)
+                break;
+            long rc = take_line(buf, len, too_long, nul, path, ++lineno, add, ctx, err);
+            if (rc < 0) {
+                count = rc;
+                break;
+            }
+            count += rc;
+            len = 0;
+            too_long = nul = pending = false;
+            if (ch == EOF)
+                break;
             continue;
         }
-        lineno++;
-        if (!complete && !feof(fp)) {
-            fprintf(err, "sieve: %s:%lu: skipped: line longer than %d bytes\n", path, lineno,
-                    SEED_LINE_MAX - 2);
-            too_long = 1;
-            continue;
+        if (++total > SEED_FILE_MAX) {
+            fprintf(err, PREFIX "%s: grew larger than a seed file may be (%u GiB)\n", path,
+                    (unsigned)(SEED_FILE_MAX >> 30));
+            count = SEEDS_EARGS;
+            break;
         }
-        len = strcspn(buf, "\r\n");
-        if (is_blank_or_comment(buf, len))
-            continue;
-        int rc = add_one(canon, buf, len, path, lineno, fn, ctx, err);
-        if (rc < 0) {
-            fclose(fp);
-            return -1;
-        }
-        count += rc;
+        pending = true;
+        if (ch == '\0')
+            nul = true;
+        if (len < SEED_LINE_MAX)
+            buf[len++] = (char)ch;
+        else
+            too_long = true;
     }
-    int failed = ferror(fp);
+    if (count >= 0 && ferror(fp)) {
+        fprintf(err, PREFIX "%s: read error: %s\n", path, strerror(errno));
+        count = SEEDS_EARGS;
+    }
+    free(buf);
     fclose(fp);
-    if (failed) {
-        fprintf(err, "sieve: %s: read error\n", path);
-        return -1;
-    }
     return count;
 }
 
-long seeds_load(const char *const *args, unsigned n, const sieve_canon *canon, seed_fn fn,
-                void *ctx, FILE *err)
+long seeds_load(const char *const *args, size_t n, seed_add_fn add, void *ctx, FILE *err)
 {
     long total = 0;
-    for (unsigned i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         long c;
         if (strstr(args[i], "://") != NULL)
-            c = add_one(canon, args[i], strlen(args[i]), args[i], 0, fn, ctx, err);
+            c = add_one(args[i], strlen(args[i]), args[i], 0, add, ctx, err);
         else
-            c = load_file(args[i], canon, fn, ctx, err);
+            c = load_file(args[i], add, ctx, err);
         if (c < 0)
-            return -1;
+            return c;
         total += c;
     }
     return total;
