@@ -1,6 +1,7 @@
 /* test-fetch-options.c - what the engine sends: extra headers, cookies in
  * and out, credentials to their own origin only, a proxy, .netrc, and
- * responses stopped by content type.
+ * responses stopped by content type; and that a stalled transfer holds
+ * up no other.
  *
  * Two real HTTP servers (libmicrohttpd) run in this process on 127.0.0.1,
  * on two ports, so they are two origins. Each request's target and the
@@ -54,6 +55,30 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const c
     return rc;
 }
 
+enum { STALL_BYTES = 40, STALL_GAP_US = 250000, LEAVES = 200 };
+
+/* /stall: a byte every quarter second, ten seconds in all. */
+static ssize_t stall_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)cls, (void)max;
+    if (pos >= STALL_BYTES)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (pos > 0)
+        usleep(STALL_GAP_US);
+    buf[0] = 'x';
+    return 1;
+}
+
+/* /many: links to /stall and to LEAVES leaf pages. */
+static enum MHD_Result many(struct MHD_Connection *c)
+{
+    static char body[LEAVES * 32 + 128];
+    size_t n = (size_t)snprintf(body, sizeof body, "<html><body><a href=\"/stall\">s</a>\n");
+    for (int i = 0; i < LEAVES; i++)
+        n += (size_t)snprintf(body + n, sizeof body - n, "<a href=\"/leaf/%d\">l</a>\n", i);
+    return answer(c, 200, "text/html", body, NULL);
+}
+
 /* Server A: "/" links to /a, to /img.png and to B's /b; sets a cookie.
  * Server B: "/b", a page with no links. Both answer robots.txt with 404. */
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -75,6 +100,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     pthread_mutex_unlock(&log_lock);
     if (strstr(url, "robots.txt") != NULL)
         return answer(c, 404, "text/plain", "none", NULL);
+    if (strcmp(url, "/many") == 0)
+        return many(c);
+    if (strcmp(url, "/stall") == 0) {
+        struct MHD_Response *r =
+            MHD_create_response_from_callback(STALL_BYTES, 1, stall_reader, NULL, NULL);
+        MHD_add_response_header(r, "Content-Type", "text/html");
+        enum MHD_Result rc = MHD_queue_response(c, 200, r);
+        MHD_destroy_response(r);
+        return rc;
+    }
     if (strstr(url, "img.png") != NULL)
         return answer(c, 200, "image/png", "not really a png", NULL);
     if (which == 'A' && (strcmp(url, "/") == 0 || strstr(url, "://") != NULL)) {
@@ -91,9 +126,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static struct MHD_Daemon *start_server(const char *which, unsigned *port)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
-                                            NULL, NULL, handle, (void *)which, MHD_OPTION_SOCK_ADDR,
-                                            (struct sockaddr *)&sa, MHD_OPTION_END);
+    struct MHD_Daemon *d =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                             MHD_USE_AUTO | MHD_USE_ERROR_LOG,
+                         0, NULL, NULL, handle, (void *)which, MHD_OPTION_SOCK_ADDR,
+                         (struct sockaddr *)&sa, MHD_OPTION_END);
     ck_assert_ptr_nonnull(d);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     *port = info->port;
@@ -113,16 +150,18 @@ static void teardown(void)
     MHD_stop_daemon(server_b);
 }
 
+enum { OUTCOMES = 256 };
+
 typedef struct outcome {
     int n;
-    char url[16][256];
-    char error[16][128];
+    char url[OUTCOMES][256];
+    char error[OUTCOMES][128];
 } outcome;
 
 static int on_record(void *ud, const sieve_crawl_record *r)
 {
     outcome *o = ud;
-    if (o->n < 16) {
+    if (o->n < OUTCOMES) {
         snprintf(o->url[o->n], sizeof o->url[o->n], "%s", r->url);
         snprintf(o->error[o->n], sizeof o->error[o->n], "%s", r->error ? r->error : "");
         o->n++;
@@ -316,6 +355,36 @@ START_TEST(header_values_with_line_breaks_are_refused)
 }
 END_TEST
 
+/* One of two connections to the host stalls for ten seconds, dripping a
+ * byte every quarter second; the host has a 10 ms delay. The other
+ * connection must go on fetching at the pace of the delay: every leaf
+ * comes before the stalled page ends. A worker that waited on a fixed
+ * clock (100 ms) instead of the frontier's next ready time would fetch
+ * about ten pages a second and fall far short. */
+START_TEST(a_stalled_transfer_holds_up_nothing)
+{
+    sieve_crawl_options o = base_options();
+    o.delay_s = 0.01;
+    o.host_connections = 2;
+    o.ignore_robots = true;
+    char seed[128];
+    snprintf(seed, sizeof seed, "http://127.0.0.1:%u/many", port_a);
+    outcome *out = calloc(1, sizeof *out);
+    ck_assert_int_eq(crawl(&o, seed, out), SIEVE_OK);
+    ck_assert_int_eq(out->n, LEAVES + 2);
+    int stall_at = -1, leaves = 0;
+    for (int i = 0; i < out->n; i++) {
+        if (strstr(out->url[i], "/stall") != NULL)
+            stall_at = i;
+        leaves += strstr(out->url[i], "/leaf/") != NULL && out->error[i][0] == '\0';
+    }
+    ck_assert_int_eq(leaves, LEAVES);
+    ck_assert_msg(stall_at == out->n - 1, "the stalled page ended as record %d of %d: %s", stall_at,
+                  out->n, stall_at >= 0 ? out->error[stall_at] : "none");
+    free(out);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fetch-options");
@@ -329,6 +398,7 @@ int main(void)
     tcase_add_test(tc, requests_go_through_the_proxy);
     tcase_add_test(tc, rejected_content_types_are_not_read);
     tcase_add_test(tc, header_values_with_line_breaks_are_refused);
+    tcase_add_test(tc, a_stalled_transfer_holds_up_nothing);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -1,5 +1,6 @@
 /* test-frontier.c - the frontier's contract, one thread at a time. */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -563,6 +564,56 @@ START_TEST(bad_arguments_are_refused)
 }
 END_TEST
 
+/* on_wake fires at every event that can make an empty try_pop() succeed,
+ * and try_pop() says how long a host's delay keeps it back. */
+static void count_wake(void *ud)
+{
+    (*(int *)ud)++;
+}
+
+START_TEST(wake_hook_and_try_pop_tell_when_to_look_again)
+{
+    int wakes = 0;
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    cfg.politeness =
+        (sieve_politeness){.enabled = true, .max_conns = 1, .delay_s = 0.5, .max_delay_s = 30};
+    cfg.on_wake = count_wake;
+    cfg.wake_ud = &wakes;
+    sieve_frontier *f;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    char buf[256];
+    sieve_url u, v;
+    double ready_in = -1;
+    ck_assert_int_eq(sieve_frontier_try_pop(f, buf, sizeof buf, &u, &ready_in), SIEVE_EDRAINED);
+
+    ck_assert_int_eq(push_str(f, "http://a.test/1", 0), SIEVE_OK);
+    ck_assert_int_eq(wakes, 1);
+    ck_assert_int_eq(push_str(f, "http://a.test/1", 0), SIEVE_SEEN);
+    ck_assert_int_eq(wakes, 1); /* nothing new: no wake */
+    ck_assert_int_eq(push_str(f, "http://a.test/2", 0), SIEVE_OK);
+    ck_assert_int_eq(wakes, 2);
+    ck_assert_int_eq(sieve_frontier_try_pop(f, buf, sizeof buf, &u, &ready_in), SIEVE_OK);
+    /* one connection per host: nothing until done(), and no timer helps */
+    ck_assert_int_eq(sieve_frontier_try_pop(f, buf + 128, 128, &v, &ready_in), SIEVE_EAGAIN);
+    ck_assert(isinf(ready_in));
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    ck_assert_int_eq(wakes, 3);
+    /* the host's delay: ready in about half a second */
+    ck_assert_int_eq(sieve_frontier_try_pop(f, buf, sizeof buf, &u, &ready_in), SIEVE_EAGAIN);
+    ck_assert(ready_in > 0.2 && ready_in <= 0.5);
+
+    ck_assert_int_eq(sieve_frontier_hold_host(f, "b.test", 6, true), SIEVE_OK);
+    ck_assert_int_eq(wakes, 3);
+    ck_assert_int_eq(sieve_frontier_hold_host(f, "b.test", 6, false), SIEVE_OK);
+    ck_assert_int_eq(wakes, 4);
+    sieve_frontier_close(f);
+    ck_assert_int_eq(wakes, 5);
+    ck_assert_int_eq(sieve_frontier_try_pop(f, buf, sizeof buf, &u, &ready_in), SIEVE_ECLOSED);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("frontier");
@@ -586,6 +637,7 @@ int main(void)
     tcase_add_test(tc, defaults_are_documented_values);
     tcase_add_test(tc, the_default_logger_prints_nothing);
     tcase_add_test(tc, bad_arguments_are_refused);
+    tcase_add_test(tc, wake_hook_and_try_pop_tell_when_to_look_again);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

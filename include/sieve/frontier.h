@@ -78,11 +78,22 @@ typedef struct sieve_politeness {
     double max_delay_s; /* cap on a host's own delay (robots.txt Crawl-delay); default 30 */
 } sieve_politeness;
 
+/* Called each time a pop that found nothing might now find something: a
+ * URL was enqueued or given back, a host was released or finished a URL,
+ * the frontier was closed or drained. It lets a caller that takes URLs
+ * with sieve_frontier_try_pop() wait on something else (its sockets)
+ * rather than on a timer. Called with the frontier's lock held, from the
+ * thread that caused it: it must return quickly and must not call into
+ * the frontier. */
+typedef void (*sieve_frontier_wake_fn)(void *ud);
+
 typedef struct sieve_frontier_config {
     sieve_seen_config seen; /* the seen-set; see sieve/seen.h for defaults */
     size_t max_url_len;     /* longer URLs are refused; default SIEVE_URL_MAX */
     sieve_logger logger;    /* default: none (fn NULL, messages dropped) */
     sieve_politeness politeness;
+    sieve_frontier_wake_fn on_wake; /* default NULL */
+    void *wake_ud;                  /* passed to on_wake */
 } sieve_frontier_config;
 
 typedef struct sieve_frontier_stats {
@@ -148,6 +159,14 @@ SIEVE_API int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_
  * Thread-safe. */
 SIEVE_API int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
                                  int timeout_ms);
+
+/* As pop() with timeout 0, and on SIEVE_EAGAIN *ready_in (may be NULL)
+ * tells how many seconds until a URL may be taken: the earliest time a
+ * host's delay ends, or INFINITY when nothing will be ready before a
+ * push, a done(), a requeue or a host's release (each of which calls
+ * on_wake). Thread-safe. */
+SIEVE_API int sieve_frontier_try_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
+                                     double *ready_in);
 
 /* Reports that the URL u, filled by pop(), has been handled (its links
  * pushed); with per-host scheduling this frees its host's slot. Push a

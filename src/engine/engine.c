@@ -146,6 +146,8 @@ static int make_frontier(sieve_crawler *c)
     fc.seen = o->seen;
     fc.max_url_len = o->max_url_len;
     fc.logger = o->logger;
+    fc.on_wake = worker_frontier_woke;
+    fc.wake_ud = c;
     /* Always per-host queues: the gate puts URLs off by giving them back
      * to their host. host_connections 0 asks for no limit and no delay. */
     bool limited = o->host_connections > 0;
@@ -275,18 +277,18 @@ int sieve_crawler_add_seed(sieve_crawler *c, const char *url, size_t len)
     return rc;
 }
 
-/* Starts the workers; returns how many run. */
+/* Makes every worker first, so that the frontier's on_wake may look at
+ * all of them from any thread, then starts their threads. Returns how
+ * many run. */
 static unsigned start_workers(sieve_crawler *c, worker **w)
 {
-    unsigned started = 0;
-    for (unsigned i = 0; i < c->o.workers; i++) {
-        w[i] = worker_new(c);
-        if (w[i] == NULL || pthread_create(&w[i]->thread, NULL, worker_run, w[i]) != 0) {
-            worker_free(w[i]);
-            break;
-        }
+    unsigned made = 0, started = 0;
+    while (made < c->o.workers && (w[made] = worker_new(c)) != NULL)
+        made++;
+    c->nworkers = made;
+    c->workers = w;
+    while (started < made && pthread_create(&w[started]->thread, NULL, worker_run, w[started]) == 0)
         started++;
-    }
     if (started < c->o.workers)
         sieve_log(&c->o.logger, SIEVE_LOG_WARN, "%u of %u workers started", started, c->o.workers);
     return started;
@@ -339,17 +341,21 @@ int sieve_crawler_run(sieve_crawler *c)
     if (w == NULL)
         return SIEVE_ENOMEM;
     unsigned started = start_workers(c, w);
-    if (started == 0) {
+    if (started > 0)
+        supervise(c, w, started, &c->workers_exited);
+    else
         sieve_log(&c->o.logger, SIEVE_LOG_ERROR, "cannot start a worker");
-        free(w);
-        return SIEVE_ENOMEM;
-    }
-    supervise(c, w, started, &c->workers_exited);
-    for (unsigned i = 0; i < started; i++) {
+    for (unsigned i = 0; i < started; i++)
         pthread_join(w[i]->thread, NULL);
+    /* Every thread that could reach the frontier's on_wake has ended. */
+    unsigned made = c->nworkers;
+    c->nworkers = 0;
+    c->workers = NULL;
+    for (unsigned i = 0; i < made; i++)
         worker_free(w[i]);
-    }
     free(w);
+    if (started == 0)
+        return SIEVE_ENOMEM;
     if (cookie_io(c, false) != SIEVE_OK && atomic_load(&c->failure) == SIEVE_OK)
         atomic_store(&c->failure, SIEVE_EIO);
     int failure = atomic_load(&c->failure);

@@ -7,20 +7,21 @@
  * lets curl drive every transfer, and hands each finished one to its
  * kind. stop() reaches a worker in two ways: the frontier is closed (pop
  * returns at once) and curl_multi_wakeup() ends its wait in curl. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gate.h"
 #include "worker.h"
 
-/* How long a worker with nothing in flight waits before it asks the
- * frontier again when max_pages reservations, not the queue, held it
- * back (a reservation comes back when a URL is given back). */
-#define WORKER_RESERVATION_WAIT_MS 20
-
-/* The longest a worker waits in curl before it looks at the frontier
- * again, for hosts whose delay has passed. */
-#define WORKER_POLL_MS 100
+/* Waiting. A worker waits in curl_multi_poll() for its transfers'
+ * sockets, curl's own timers, and two more events: the frontier calls
+ * on_wake when a URL may be taken (a push, a done, a requeue, a released
+ * host), which wakes every worker with free slots, and try_pop() says
+ * when the next host's delay ends, which bounds the wait. So no worker
+ * polls on a fixed clock, and a stalled transfer holds up nothing. This
+ * bound only guards against an event nobody announced. */
+#define WORKER_WAIT_MAX_MS 60000
 
 worker *worker_new(sieve_crawler *c)
 {
@@ -70,6 +71,14 @@ void worker_wake(worker *w)
     curl_multi_wakeup(w->multi);
 }
 
+void worker_frontier_woke(void *ud)
+{
+    sieve_crawler *c = ud;
+    for (unsigned i = 0; i < c->nworkers; i++)
+        if (atomic_load(&c->workers[i]->hungry))
+            curl_multi_wakeup(c->workers[i]->multi);
+}
+
 xfer *worker_free_slot(worker *w)
 {
     for (unsigned i = 0; i < w->nslots; i++)
@@ -97,6 +106,10 @@ static bool top_up(worker *w)
 {
     sieve_crawler *c = w->c;
     uint64_t max_pages = c->o.max_pages;
+    /* Hungry before looking: a push that comes after a look that found
+     * nothing then wakes this worker's next wait. */
+    atomic_store(&w->hungry, true);
+    w->ready_in = INFINITY;
     while (w->active < w->nslots) {
         /* A pop needs one of the max_pages reservations. The frontier is
          * not closed when they run out: a worker blocked in pop() may hold
@@ -111,8 +124,10 @@ static bool top_up(worker *w)
             return true;
         }
         sieve_url u;
-        int rc = sieve_frontier_pop(c->frontier, w->popbuf, sizeof w->popbuf, &u,
-                                    w->active == 0 ? -1 : 0);
+        int rc = w->active == 0
+                     ? sieve_frontier_pop(c->frontier, w->popbuf, sizeof w->popbuf, &u, -1)
+                     : sieve_frontier_try_pop(c->frontier, w->popbuf, sizeof w->popbuf, &u,
+                                              &w->ready_in);
         if (rc != SIEVE_OK && max_pages > 0)
             atomic_fetch_sub(&c->n.reserved, 1);
         if (rc == SIEVE_OK)
@@ -122,7 +137,31 @@ static bool top_up(worker *w)
         else
             return true; /* drained or closed */
     }
+    atomic_store(&w->hungry, false);
     return false;
+}
+
+/* How long to wait in curl: until the frontier may have a URL, if this
+ * worker has room for one; curl shortens it to its own next timer. */
+static int wait_ms(const worker *w)
+{
+    double ms = w->active < w->nslots ? ceil(w->ready_in * 1e3) : INFINITY;
+    return ms < WORKER_WAIT_MAX_MS ? (int)ms : WORKER_WAIT_MAX_MS;
+}
+
+/* Ends a transfer without a record; its URL is not reported done (a
+ * resumed crawl fetches it again). The handle is out of the multi. */
+static void drop(worker *w, xfer *x)
+{
+    w->active--;
+    sieve_links_free(x->lx);
+    x->lx = NULL;
+    sieve_sitemap_free(x->sm);
+    x->sm = NULL;
+    free(x->body);
+    x->body = NULL;
+    atomic_fetch_add(&w->c->n.aborted, 1);
+    xfer_release(x);
 }
 
 static void reap(worker *w)
@@ -136,13 +175,17 @@ static void reap(worker *w)
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
         CURLcode result = m->data.result;
         curl_multi_remove_handle(w->multi, m->easy_handle);
+        /* A transfer the abort cut short is dropped like the others. */
+        if (atomic_load(&w->c->abort_now)) {
+            drop(w, x);
+            continue;
+        }
         w->active--;
         x->kind->finish(x, result);
     }
 }
 
-/* The stop grace is over: every transfer ends now, without a record, and
- * its URL is not reported done (a resumed crawl fetches it again). */
+/* The stop grace is over: every transfer ends now, without a record. */
 static void abort_all(worker *w)
 {
     for (unsigned i = 0; i < w->nslots; i++) {
@@ -150,15 +193,7 @@ static void abort_all(worker *w)
         if (!x->busy)
             continue;
         curl_multi_remove_handle(w->multi, x->easy);
-        w->active--;
-        sieve_links_free(x->lx);
-        x->lx = NULL;
-        sieve_sitemap_free(x->sm);
-        x->sm = NULL;
-        free(x->body);
-        x->body = NULL;
-        atomic_fetch_add(&w->c->n.aborted, 1);
-        xfer_release(x);
+        drop(w, x);
     }
 }
 
@@ -175,15 +210,17 @@ void *worker_run(void *arg)
         if (!no_more)
             no_more = top_up(w);
         if (w->active == 0) {
+            /* max_pages reservations, not the queue, held it back: one
+             * comes back with a requeue, which wakes it */
             if (!no_more)
-                curl_multi_poll(w->multi, NULL, 0, WORKER_RESERVATION_WAIT_MS, NULL);
+                curl_multi_poll(w->multi, NULL, 0, wait_ms(w), NULL);
             continue;
         }
         int running;
         curl_multi_perform(w->multi, &running);
         reap(w);
         if (w->active > 0)
-            curl_multi_poll(w->multi, NULL, 0, WORKER_POLL_MS, NULL);
+            curl_multi_poll(w->multi, NULL, 0, wait_ms(w), NULL);
     }
     atomic_fetch_add(&c->workers_exited, 1);
     engine_poke(c, 'w');

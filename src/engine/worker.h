@@ -13,6 +13,8 @@ struct worker {
     CURLM *multi;
     xfer *slots;
     unsigned nslots, active;
+    atomic_bool hungry; /* has free slots: a frontier event must wake it */
+    double ready_in;    /* seconds until the frontier may have a URL ready */
     pthread_t thread;
     char popbuf[SIEVE_URL_MAX + 1];
 };
@@ -28,6 +30,10 @@ void *worker_run(void *arg);
 /* Makes a worker waiting in curl look at the crawl's state again.
  * Thread-safe. */
 void worker_wake(worker *w);
+
+/* The frontier's on_wake: wakes every worker with free slots. ud is the
+ * crawler. Lock-free, so the frontier may call it under its lock. */
+void worker_frontier_woke(void *ud);
 
 void worker_free(worker *w);
 

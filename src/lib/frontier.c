@@ -79,6 +79,8 @@ struct sieve_frontier {
     unsigned layers; /* Bloom layers last reported */
     sieve_frontier_stats st;
     unsigned waiters;
+    sieve_frontier_wake_fn on_wake;
+    void *wake_ud;
     flight *flights; /* the URLs in flight, by ticket index */
     uint32_t nflights, cap_flights;
     uint32_t free_flight; /* head of the free slots, or FLIGHT_NONE */
@@ -102,6 +104,8 @@ void sieve_frontier_config_init(sieve_frontier_config *cfg)
     cfg->logger = (sieve_logger){.fn = NULL, .ctx = NULL, .level = SIEVE_LOG_WARN};
     cfg->politeness =
         (sieve_politeness){.enabled = false, .max_conns = 2, .delay_s = 1.0, .max_delay_s = 30.0};
+    cfg->on_wake = NULL;
+    cfg->wake_ud = NULL;
 }
 
 int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
@@ -136,6 +140,8 @@ int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
     pthread_mutex_init(&f->lock, NULL);
     f->max_url_len = cfg->max_url_len;
     f->logger = cfg->logger;
+    f->on_wake = cfg->on_wake;
+    f->wake_ud = cfg->wake_ud;
     f->warn_at = (double)cfg->seen.capacity;
     f->grow = cfg->seen.overflow == SIEVE_OVERFLOW_GROW;
     f->layers = sieve_seen_layers(f->seen);
@@ -288,15 +294,25 @@ static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, dou
     return f->hosts != NULL ? offer_hosts_locked(f, u, h, now) : offer_fifo_locked(f, u, h);
 }
 
+/* Wakes the pops blocked in pop() (one, or all) and tells the embedder's
+ * on_wake, for callers that wait elsewhere. Lock held. */
+static void wake_locked(sieve_frontier *f, bool all)
+{
+    if (f->waiters > 0) {
+        if (all)
+            pthread_cond_broadcast(&f->wake);
+        else
+            pthread_cond_signal(&f->wake);
+    }
+    if (f->on_wake != NULL)
+        f->on_wake(f->wake_ud);
+}
+
 /* Called with the lock held after URLs were enqueued. */
 static void after_enqueue_locked(sieve_frontier *f, uint64_t added, pending_log *pl)
 {
-    if (added > 0 && f->waiters > 0) {
-        if (added == 1)
-            pthread_cond_signal(&f->wake);
-        else
-            pthread_cond_broadcast(&f->wake);
-    }
+    if (added > 0)
+        wake_locked(f, added > 1);
     if (added == 0 || sieve_seen_get_kind(f->seen) != SIEVE_SEEN_BLOOM)
         return;
     if (f->grow) {
@@ -573,6 +589,25 @@ int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
     return rc;
 }
 
+int sieve_frontier_try_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
+                           double *ready_in)
+{
+    if (f == NULL || buf == NULL || out == NULL || cap == 0)
+        return SIEVE_EINVAL;
+    pthread_mutex_lock(&f->lock);
+    int rc = SIEVE_ECLOSED;
+    double now = now_s(), next_ready = 1.0 / 0.0;
+    if (!f->st.closed) {
+        rc = take_locked(f, now, buf, cap, out, &next_ready);
+        if (rc == SIEVE_EAGAIN && drained_locked(f))
+            rc = SIEVE_EDRAINED;
+    }
+    pthread_mutex_unlock(&f->lock);
+    if (rc == SIEVE_EAGAIN && ready_in != NULL)
+        *ready_in = next_ready > now ? next_ready - now : 0;
+    return rc;
+}
+
 int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
 {
     if (f == NULL || u == NULL || u->url == NULL)
@@ -586,9 +621,9 @@ int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
         f->st.in_flight--;
         f->st.done++;
         if (drained_locked(f))
-            pthread_cond_broadcast(&f->wake);
-        else if (rc == 1 && f->waiters > 0)
-            pthread_cond_signal(&f->wake); /* its host may take another URL */
+            wake_locked(f, true);
+        else if (rc == 1)
+            wake_locked(f, false); /* its host may take another URL */
         rc = SIEVE_OK;
     }
     pthread_mutex_unlock(&f->lock);
@@ -609,8 +644,7 @@ int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
         land_locked(f, x);
         f->st.in_flight--;
         f->st.popped--;
-        if (f->waiters > 0)
-            pthread_cond_signal(&f->wake);
+        wake_locked(f, false);
     }
     pthread_mutex_unlock(&f->lock);
     return rc;
@@ -624,8 +658,8 @@ int sieve_frontier_hold_host(sieve_frontier *f, const char *host, size_t len, bo
         return SIEVE_ESTATE;
     pthread_mutex_lock(&f->lock);
     int rc = hosts_hold(f->hosts, host, len, hold);
-    if (rc == SIEVE_OK && !hold && f->waiters > 0)
-        pthread_cond_broadcast(&f->wake);
+    if (rc == SIEVE_OK && !hold)
+        wake_locked(f, true);
     pthread_mutex_unlock(&f->lock);
     return rc;
 }
@@ -646,7 +680,7 @@ void sieve_frontier_close(sieve_frontier *f)
 {
     pthread_mutex_lock(&f->lock);
     f->st.closed = 1;
-    pthread_cond_broadcast(&f->wake);
+    wake_locked(f, true);
     pthread_mutex_unlock(&f->lock);
 }
 
