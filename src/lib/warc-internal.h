@@ -1,0 +1,156 @@
+/* warc-internal.h - the pieces the WARC writer, reader and indexer share.
+ *
+ * warc-record.c   record IDs, dates, SHA-1 digests (libcrypto) in base32
+ * warc-spool.c    a record's block as it is fed: memory, then a temporary
+ *                 file, raw or deflated into a gzip member's body
+ * warc.c          the archive: files, rotation, the lock, fetches
+ * warc-read.c     reading records back, plain or gzip members
+ * cdxj.c          SURT keys and the CDXJ index
+ *
+ * None of it is exported; the tests reach it through the static library. */
+#ifndef SIEVE_WARC_INTERNAL_H
+#define SIEVE_WARC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#include <openssl/evp.h>
+
+#include "sieve/warc.h"
+
+/* ---- warc-record.c ---- */
+
+/* "sha1:" and 32 base32 characters, with the NUL. */
+#define WARC_DIGEST_SIZE 38
+
+/* "2026-11-24T10:00:00.123456Z" with the NUL. */
+#define WARC_DATE_SIZE 28
+
+/* A running SHA-1. */
+typedef struct warc_sha1 {
+    EVP_MD_CTX *ctx;
+} warc_sha1;
+
+/* The SHA-1 implementation, fetched once per process. NULL when libcrypto
+ * has none (a FIPS build without SHA-1). */
+const EVP_MD *warc_sha1_md(void);
+
+int warc_sha1_init(warc_sha1 *h);
+void warc_sha1_update(warc_sha1 *h, const void *data, size_t len);
+/* Writes "sha1:BASE32" into out and frees the context. */
+void warc_sha1_final(warc_sha1 *h, char out[WARC_DIGEST_SIZE]);
+void warc_sha1_free(warc_sha1 *h);
+
+/* RFC 4648 base32 of 20 bytes: 32 characters and a NUL. */
+void warc_base32_20(const unsigned char in[20], char out[33]);
+
+/* A random (version 4) "urn:uuid:..." from getrandom(). SIEVE_OK or
+ * SIEVE_EIO. */
+int warc_new_id(char out[SIEVE_WARC_ID_SIZE]);
+
+/* Microseconds since 1970 UTC, now. */
+int64_t warc_now_us(void);
+
+/* Formats a time as WARC 1.1's WARC-Date. */
+void warc_format_date(int64_t us, char out[WARC_DATE_SIZE]);
+
+/* A growable byte buffer. */
+typedef struct warc_buf {
+    char *data;
+    size_t len, cap;
+} warc_buf;
+
+/* Appends len bytes (data NULL: len bytes left for the caller to fill)
+ * and keeps a NUL after them. SIEVE_OK or SIEVE_ENOMEM. */
+int warc_buf_add(warc_buf *b, const void *data, size_t len);
+int warc_buf_addf(warc_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void warc_buf_free(warc_buf *b);
+
+/* Case-insensitive: does the header line at line (of len bytes) have
+ * this name? */
+bool warc_line_is(const char *line, size_t len, const char *name);
+
+/* ---- warc-spool.c ---- */
+
+/* Where a block goes as it is fed: bytes, raw or deflated (then it is the
+ * deflate body of a gzip member, see warc-spool.c), kept in memory up to
+ * a limit and in an unlinked temporary file beyond it. */
+typedef struct warc_spool {
+    unsigned char *mem; /* in memory, or the file's write buffer */
+    size_t mem_len, mem_cap, limit;
+    int fd;          /* -1 while everything is in memory */
+    uint64_t size;   /* stored bytes, memory and file */
+    const char *dir; /* for the temporary file */
+    bool gzip;
+    z_stream z;
+    bool z_ready;
+    int level;
+    uint32_t crc; /* of the bytes fed (gzip) */
+    uint64_t fed; /* bytes fed */
+    bool finished;
+} warc_spool;
+
+/* dir is kept by reference. */
+void warc_spool_init(warc_spool *s, const char *dir, size_t limit, bool gzip, int level);
+/* SIEVE_OK, SIEVE_EIO or SIEVE_ENOMEM. */
+int warc_spool_write(warc_spool *s, const void *data, size_t len);
+/* Ends the deflate stream (gzip); then the spool is read-only. */
+int warc_spool_finish(warc_spool *s);
+/* Appends the stored bytes at fd's position with write(2). SIEVE_OK or
+ * SIEVE_EIO. */
+int warc_spool_copy_to(warc_spool *s, int fd);
+void warc_spool_free(warc_spool *s);
+
+/* One gzip member made of a compressed header and a spool's deflate body:
+ * the member's first part (gzip header and deflated text, flushed to a
+ * byte boundary) goes into out; the trailer into trailer[8]. */
+int warc_gzip_head(const char *text, size_t len, int level, const warc_spool *body, warc_buf *out,
+                   unsigned char trailer[8]);
+
+/* ---- warc-read.c ---- */
+
+typedef struct warc_reader warc_reader;
+
+/* One record's header, as read; valid until the next call. */
+typedef struct warc_rec {
+    uint64_t offset, length; /* stored: the record, or its gzip member */
+    bool gzip;               /* the file is gzip members */
+    uint64_t content_length;
+    const char *header; /* the header, version line included, NUL-terminated */
+    size_t header_len;
+} warc_rec;
+
+/* Receives a record's block, in order, in pieces; returns false when it
+ * wants no more of it (the rest is skipped, by seeking where it can). */
+typedef bool (*warc_block_fn)(void *ctx, const void *data, size_t len);
+
+int warc_reader_open(warc_reader **out, const char *path);
+/* Reads the next record whole, handing its block to fn (may be NULL).
+ * SIEVE_OK: *rec filled. SIEVE_EDRAINED: the file ended cleanly.
+ * SIEVE_ETRUNCATED: it ends inside a record. SIEVE_EFORMAT: not a WARC
+ * record (or a gzip member holding more than one). SIEVE_EIO, SIEVE_ENOMEM.
+ * After an error every call returns it again. */
+int warc_reader_next(warc_reader *r, warc_rec *rec, warc_block_fn fn, void *ctx);
+/* The offset just past the last record read whole. */
+uint64_t warc_reader_end(const warc_reader *r);
+void warc_reader_free(warc_reader *r);
+
+/* Puts into out (emptied first) the value of the header field name
+ * (case-insensitive) in a record's header or an HTTP head, trimmed; the
+ * values of several fields of that name are joined with ", ", as a WHATWG
+ * Headers object joins them. Returns false when the field is absent (or
+ * memory ran out). */
+bool warc_field(const char *header, size_t header_len, const char *name, warc_buf *out);
+
+/* ---- cdxj.c ---- */
+
+/* The SURT key warcio's cdx-index makes of url, malloc'd; NULL on ENOMEM. */
+char *warc_surt(const char *url);
+
+#endif

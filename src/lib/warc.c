@@ -1,0 +1,960 @@
+/* warc.c - the WARC archive: files, rotation, fetches and the one lock.
+ *
+ * A fetch is two records, request and response, each built the same way
+ * (struct rec): its HTTP head is collected in memory until it is complete,
+ * then rewritten (Transfer-Encoding renamed, see sieve/warc.h) and, with
+ * the body after it, hashed and spooled as it arrives (warc-spool.c:
+ * memory, then a temporary file; deflated for .gz archives). A record's
+ * WARC header is made only at sieve_warc_fetch_end(), when its length and
+ * digests are known. The request record is closed - its spool finished,
+ * its deflate state freed - as soon as the response begins, so a fetch in
+ * flight holds one deflate state at most.
+ *
+ * Locking. Everything costly happens in the thread that feeds the fetch,
+ * without any lock: hashing, spooling, compressing the block and the
+ * header. The archive's mutex is taken twice per fetch: once to read which
+ * file is current (its warcinfo ID goes into the headers), and once to
+ * append the two finished records with writev() and copy_file_range(). If
+ * the file changed in between - another thread rotated - the small headers
+ * are remade under the lock, which happens once per file. There is no
+ * compression thread: crawl workers are already one per core, and
+ * compressing in the thread that received the bytes spreads the work over
+ * them with no hand-off and no queue to bound.
+ *
+ * Durability. Each record is appended with plain write(2)s into the file's
+ * descriptor (no stdio buffer), so once fetch_end() returns its records
+ * are in the kernel and survive the process being killed. A failed append
+ * is cut back with ftruncate(), so a full disk leaves no torn record
+ * behind. sync() and close() fsync; a rotation fsyncs the file it leaves.
+ * Opening in append mode first reads the file through (warc-read.c) to
+ * find its last complete record, and cuts a torn tail there. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "warc-internal.h"
+
+#define FORMAT      "WARC File Format 1.1"
+#define CONFORMS_TO "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
+#define TRAILER     "\r\n\r\n"
+#define ORIG_PREFIX "X-Archive-Orig-"
+
+struct sieve_warc {
+    pthread_mutex_t lock;
+    sieve_warc_options o; /* strings below are our copies */
+    char *software;
+    char **info;
+    char *tmp_dir;
+
+    char *path; /* as given */
+    char *base; /* series: path without its extension */
+    const char *ext;
+    bool series, gzip;
+
+    /* Under the lock: */
+    int fd;
+    uint64_t size;       /* of the current file: where the next record goes */
+    unsigned seq;        /* the series number of the current file */
+    uint64_t fetches;    /* fetches in the current file */
+    uint64_t generation; /* files opened so far */
+    char warcinfo_id[SIEVE_WARC_ID_SIZE];
+    char **paths; /* every file opened, for the locations */
+    size_t n_paths;
+};
+
+/* One record of a fetch as it is built. */
+struct rec {
+    warc_buf head;
+    bool head_done;  /* a blank line ended the head */
+    size_t line_len; /* bytes of the head's current line */
+    char last;       /* its last byte */
+    bool started;    /* the head went into the spool; body bytes follow */
+    bool closed;     /* trailer written, spool finished, digests made */
+    warc_sha1 block, payload;
+    uint64_t head_len, body_len;
+    warc_spool spool;
+    char block_digest[WARC_DIGEST_SIZE];
+    char payload_digest[WARC_DIGEST_SIZE];
+    /* The WARC header, as stored (gzip: header, compressed text), and the
+     * gzip trailer. */
+    warc_buf out;
+    unsigned char gz_trailer[8];
+};
+
+enum phase { REQ_HEAD, REQ_BODY, RESP_HEAD, RESP_BODY };
+
+struct sieve_warc_fetch {
+    sieve_warc *w;
+    char *uri;
+    char ip[INET6_ADDRSTRLEN];
+    char date[WARC_DATE_SIZE];
+    char req_id[SIEVE_WARC_ID_SIZE], resp_id[SIEVE_WARC_ID_SIZE];
+    enum phase phase;
+    int err; /* sticky */
+    struct rec req, resp;
+};
+
+/* ---- options ---- */
+
+void sieve_warc_options_init(sieve_warc_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = SIEVE_WARC_CREATE;
+    o->gzip_level = SIEVE_WARC_GZIP_LEVEL;
+    o->spool_memory = SIEVE_WARC_SPOOL_MEMORY;
+}
+
+/* An info field: "name: value", one line. */
+static bool info_ok(const char *s)
+{
+    if (!s || strpbrk(s, "\r\n"))
+        return false;
+    const char *colon = strstr(s, ": ");
+    return colon && colon > s;
+}
+
+static int check_options(const sieve_warc_options *o)
+{
+    if (o->gzip_level < 1 || o->gzip_level > 9 || o->spool_memory < 4096)
+        return SIEVE_EINVAL;
+    if (o->mode != SIEVE_WARC_CREATE && o->mode != SIEVE_WARC_APPEND && o->mode != SIEVE_WARC_NEXT)
+        return SIEVE_EINVAL;
+    if (o->mode == SIEVE_WARC_NEXT && !o->series && !o->max_bytes)
+        return SIEVE_EINVAL;
+    if (o->software && strpbrk(o->software, "\r\n"))
+        return SIEVE_EINVAL;
+    if (o->n_info && !o->info)
+        return SIEVE_EINVAL;
+    for (size_t i = 0; i < o->n_info; i++)
+        if (!info_ok(o->info[i]))
+            return SIEVE_EINVAL;
+    return SIEVE_OK;
+}
+
+/* ---- file names ---- */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Splits path into base and extension for a series' names. */
+static int split_name(sieve_warc *w)
+{
+    static const char *const exts[] = {".warc.gz", ".warc", ".gz"};
+    w->ext = "";
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        if (ends_with(w->path, exts[i]) && strlen(w->path) > strlen(exts[i])) {
+            w->ext = exts[i];
+            break;
+        }
+    }
+    size_t n = strlen(w->path) - strlen(w->ext);
+    w->base = strndup(w->path, n);
+    return w->base ? SIEVE_OK : SIEVE_ENOMEM;
+}
+
+static char *series_name(const sieve_warc *w, unsigned seq)
+{
+    size_t n = strlen(w->base) + strlen(w->ext) + 16;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s-%05u%s", w->base, seq, w->ext);
+    return s;
+}
+
+static const char *last_component(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The directory of path, malloc'd ("." for a bare name). */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+/* The highest series number present in the directory; 0 for none. */
+static unsigned highest_seq(const sieve_warc *w)
+{
+    char *dir = dir_of(w->base);
+    DIR *d = dir ? opendir(dir) : NULL;
+    free(dir);
+    if (!d)
+        return 0;
+    const char *stem = last_component(w->base);
+    size_t stem_len = strlen(stem), ext_len = strlen(w->ext);
+    unsigned best = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        size_t len = strlen(n);
+        if (len < stem_len + 1 + 5 + ext_len || strncmp(n, stem, stem_len) != 0 ||
+            n[stem_len] != '-' || strcmp(n + len - ext_len, w->ext) != 0)
+            continue;
+        unsigned long v = 0;
+        size_t digits = 0;
+        for (size_t i = stem_len + 1; i < len - ext_len; i++, digits++) {
+            if (n[i] < '0' || n[i] > '9' || v > 100000000) {
+                digits = 0;
+                break;
+            }
+            v = v * 10 + (unsigned long)(n[i] - '0');
+        }
+        if (digits >= 5 && v > best)
+            best = (unsigned)v;
+    }
+    closedir(d);
+    return best;
+}
+
+/* ---- writing ---- */
+
+static int writev_all(int fd, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        ssize_t done = writev(fd, iov, n);
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done < 0)
+            return SIEVE_EIO;
+        while (n > 0 && (size_t)done >= iov->iov_len) {
+            done -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + done;
+            iov->iov_len -= (size_t)done;
+        }
+    }
+    return SIEVE_OK;
+}
+
+/* Bytes a finished record takes in the file. */
+static uint64_t rec_stored(const sieve_warc *w, const struct rec *r)
+{
+    return r->out.len + r->spool.size + (w->gzip ? 8 : 0);
+}
+
+/* Appends finished records at the file's position: headers and spools
+ * kept in memory in one writev(), spooled files copied in between. */
+static int emit(sieve_warc *w, struct rec *const *recs, int n)
+{
+    struct iovec iov[12];
+    int k = 0, rc = SIEVE_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        struct rec *r = recs[i];
+        iov[k++] = (struct iovec){r->out.data, r->out.len};
+        if (r->spool.fd >= 0) {
+            rc = writev_all(w->fd, iov, k);
+            k = 0;
+            if (!rc)
+                rc = warc_spool_copy_to(&r->spool, w->fd);
+        } else if (r->spool.mem_len) {
+            iov[k++] = (struct iovec){r->spool.mem, r->spool.mem_len};
+        }
+        if (w->gzip)
+            iov[k++] = (struct iovec){r->gz_trailer, 8};
+    }
+    if (!rc && k)
+        rc = writev_all(w->fd, iov, k);
+    return rc;
+}
+
+/* Cuts the file back to where a failed append began. */
+static void cut_back(sieve_warc *w, uint64_t at)
+{
+    int e = errno;
+    if (ftruncate(w->fd, (off_t)at) != 0 || lseek(w->fd, (off_t)at, SEEK_SET) < 0)
+        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: cannot cut %s back to %llu: %s",
+                  w->paths[w->n_paths - 1], (unsigned long long)at, strerror(errno));
+    errno = e;
+}
+
+/* Makes r's WARC header (and its gzip framing) from its text. */
+static int rec_frame(const sieve_warc *w, struct rec *r, const warc_buf *text)
+{
+    if (!w->gzip) {
+        r->out.len = 0;
+        return warc_buf_add(&r->out, text->data, text->len);
+    }
+    return warc_gzip_head(text->data, text->len, w->o.gzip_level, &r->spool, &r->out,
+                          r->gz_trailer);
+}
+
+/* ---- records of a fetch ---- */
+
+static void rec_init(const sieve_warc *w, struct rec *r)
+{
+    memset(r, 0, sizeof *r);
+    warc_spool_init(&r->spool, w->tmp_dir, w->o.spool_memory, w->gzip, w->o.gzip_level);
+}
+
+static void rec_free(struct rec *r)
+{
+    warc_buf_free(&r->head);
+    warc_buf_free(&r->out);
+    warc_sha1_free(&r->block);
+    warc_sha1_free(&r->payload);
+    warc_spool_free(&r->spool);
+}
+
+/* Stores bytes of the block: hashed, then spooled. */
+static int rec_put(struct rec *r, const void *data, size_t len, bool payload)
+{
+    warc_sha1_update(&r->block, data, len);
+    if (payload) {
+        warc_sha1_update(&r->payload, data, len);
+        r->body_len += len;
+    } else {
+        r->head_len += len;
+    }
+    return warc_spool_write(&r->spool, data, len);
+}
+
+/* Collects head bytes up to the blank line that ends the head; returns
+ * how many of len it took, or a negative status. */
+static long head_take(struct rec *r, const char *data, size_t len)
+{
+    size_t i = 0;
+    for (; i < len && !r->head_done; i++) {
+        char c = data[i];
+        if (c == '\n') {
+            r->head_done = r->line_len == 0 || (r->line_len == 1 && r->last == '\r');
+            r->line_len = 0;
+        } else {
+            r->line_len++;
+        }
+        r->last = c;
+    }
+    if (r->head.len + i > SIEVE_WARC_MAX_HEAD)
+        return SIEVE_ETOOLONG;
+    int rc = warc_buf_add(&r->head, data, i);
+    return rc ? rc : (long)i;
+}
+
+/* Feeds head bytes; after a complete head, more bytes start a new head
+ * (interim responses are dropped) where replace allows it. */
+static int head_feed(struct rec *r, const char *data, size_t len, bool replace)
+{
+    while (len) {
+        if (r->head_done) {
+            if (!replace)
+                return SIEVE_ESTATE;
+            r->head.len = 0;
+            r->head_done = false;
+            r->line_len = 0;
+        }
+        long took = head_take(r, data, len);
+        if (took < 0)
+            return (int)took;
+        data += took;
+        len -= (size_t)took;
+    }
+    return SIEVE_OK;
+}
+
+/* Ends the head: completes its blank line, renames Transfer-Encoding, and
+ * stores it as the start of the block. */
+static int rec_start(struct rec *r, bool response)
+{
+    if (r->started)
+        return SIEVE_OK;
+    if (r->head.len == 0)
+        return SIEVE_ESTATE;
+    int rc = SIEVE_OK;
+    if (!r->head_done)
+        rc = warc_buf_add(&r->head, r->line_len ? "\r\n\r\n" : "\r\n", r->line_len ? 4 : 2);
+    if (rc)
+        return rc;
+    if (response && strncmp(r->head.data, "HTTP/", 5) != 0)
+        return SIEVE_EINVAL;
+    if ((rc = warc_sha1_init(&r->block)) || (rc = warc_sha1_init(&r->payload)))
+        return rc;
+    r->started = true;
+    const char *p = r->head.data, *end = p + r->head.len;
+    bool first = true;
+    while (p < end && !rc) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+        if (!first && warc_line_is(p, n, "Transfer-Encoding"))
+            rc = rec_put(r, ORIG_PREFIX, strlen(ORIG_PREFIX), false);
+        if (!rc)
+            rc = rec_put(r, p, n, false);
+        p += n;
+        first = false;
+    }
+    warc_buf_free(&r->head);
+    return rc;
+}
+
+/* Ends the block: trailer, spool finished, digests made. */
+static int rec_close(struct rec *r, bool response)
+{
+    if (r->closed)
+        return SIEVE_OK;
+    int rc = rec_start(r, response);
+    if (!rc)
+        rc = warc_spool_write(&r->spool, TRAILER, 4);
+    if (!rc)
+        rc = warc_spool_finish(&r->spool);
+    if (rc)
+        return rc;
+    warc_sha1_final(&r->block, r->block_digest);
+    warc_sha1_final(&r->payload, r->payload_digest);
+    r->closed = true;
+    return SIEVE_OK;
+}
+
+/* ---- the warcinfo record ---- */
+
+static int warcinfo_text(const sieve_warc *w, warc_buf *block)
+{
+    int rc = warc_buf_addf(block,
+                           "software: %s\r\nformat: " FORMAT "\r\nconformsTo: " CONFORMS_TO "\r\n",
+                           w->software);
+    for (size_t i = 0; i < w->o.n_info && !rc; i++)
+        rc = warc_buf_addf(block, "%s\r\n", w->info[i]);
+    return rc;
+}
+
+/* Writes the warcinfo record that starts (or resumes) the current file. */
+static int write_warcinfo(sieve_warc *w, const char *name)
+{
+    warc_buf block = {0}, text = {0};
+    struct rec r;
+    rec_init(w, &r);
+    char date[WARC_DATE_SIZE];
+    warc_format_date(warc_now_us(), date);
+    int rc = warc_new_id(w->warcinfo_id);
+    if (!rc)
+        rc = warcinfo_text(w, &block);
+    if (!rc)
+        rc = warc_sha1_init(&r.block);
+    if (!rc) {
+        warc_sha1_update(&r.block, block.data, block.len);
+        warc_sha1_final(&r.block, r.block_digest);
+        rc = warc_spool_write(&r.spool, block.data, block.len);
+    }
+    if (!rc)
+        rc = warc_spool_write(&r.spool, TRAILER, 4);
+    if (!rc)
+        rc = warc_spool_finish(&r.spool);
+    if (!rc)
+        rc = warc_buf_addf(&text,
+                           "WARC/1.1\r\nWARC-Type: warcinfo\r\nWARC-Record-ID: <%s>\r\n"
+                           "WARC-Date: %s\r\nWARC-Filename: %s\r\nWARC-Block-Digest: %s\r\n"
+                           "Content-Type: application/warc-fields\r\nContent-Length: %zu\r\n\r\n",
+                           w->warcinfo_id, date, name, r.block_digest, block.len);
+    if (!rc)
+        rc = rec_frame(w, &r, &text);
+    if (!rc) {
+        struct rec *one = &r;
+        rc = emit(w, &one, 1);
+        if (rc)
+            cut_back(w, w->size);
+        else
+            w->size += rec_stored(w, &r);
+    }
+    rec_free(&r);
+    warc_buf_free(&block);
+    warc_buf_free(&text);
+    return rc;
+}
+
+/* ---- files ---- */
+
+static int fsync_dir(const char *path)
+{
+    char *dir = dir_of(path);
+    if (!dir)
+        return SIEVE_ENOMEM;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    if (fd < 0)
+        return SIEVE_EIO;
+    int rc = fsync(fd) == 0 || errno == EINVAL ? SIEVE_OK : SIEVE_EIO;
+    close(fd);
+    return rc;
+}
+
+/* Checks an existing file for append: where its last complete record
+ * ends, cutting a torn tail. Sets *size. */
+static int prepare_append(sieve_warc *w, const char *path, int fd, uint64_t *size)
+{
+    uint64_t end = 0, records = 0;
+    int rc = sieve_warc_complete_end(path, &end, &records);
+    if (rc == SIEVE_ETRUNCATED) {
+        struct stat st;
+        fstat(fd, &st);
+        sieve_log(&w->o.logger, SIEVE_LOG_WARN,
+                  "warc: %s: cutting a torn record: %llu bytes after the %llu complete records",
+                  path, (unsigned long long)((uint64_t)st.st_size - end),
+                  (unsigned long long)records);
+        if (ftruncate(fd, (off_t)end) != 0)
+            return SIEVE_EIO;
+        rc = SIEVE_OK;
+    } else if (rc == SIEVE_EFORMAT) {
+        sieve_log(&w->o.logger, SIEVE_LOG_ERROR,
+                  "warc: %s: not a WARC file after offset %llu; not appending to it", path,
+                  (unsigned long long)end);
+    }
+    *size = end;
+    return rc;
+}
+
+/* Opens path as the current file: created (O_EXCL) unless appending, then
+ * its warcinfo record. */
+static int open_file(sieve_warc *w, char *path, bool append)
+{
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? 0 : O_EXCL);
+    int fd = open(path, flags, 0644);
+    if (fd < 0) {
+        int e = errno;
+        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: cannot create %s: %s", path, strerror(e));
+        free(path);
+        errno = e;
+        return SIEVE_EIO;
+    }
+    uint64_t size = 0;
+    int rc = append ? prepare_append(w, path, fd, &size) : SIEVE_OK;
+    char **paths = rc ? NULL : realloc(w->paths, (w->n_paths + 1) * sizeof *paths);
+    if (!rc && !paths)
+        rc = SIEVE_ENOMEM;
+    if (!rc && lseek(fd, (off_t)size, SEEK_SET) < 0)
+        rc = SIEVE_EIO;
+    if (rc) {
+        close(fd);
+        free(path);
+        return rc;
+    }
+    w->paths = paths;
+    w->paths[w->n_paths++] = path;
+    w->fd = fd;
+    w->size = size;
+    w->fetches = 0;
+    w->generation++;
+    if (size == 0)
+        fsync_dir(path); /* the new name itself must survive a crash */
+    rc = write_warcinfo(w, last_component(path));
+    if (rc)
+        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: cannot write to %s: %s", path,
+                  strerror(errno));
+    return rc;
+}
+
+static int close_file(sieve_warc *w)
+{
+    if (w->fd < 0)
+        return SIEVE_OK;
+    int rc = fsync(w->fd) == 0 ? SIEVE_OK : SIEVE_EIO;
+    if (close(w->fd) != 0)
+        rc = SIEVE_EIO;
+    w->fd = -1;
+    return rc;
+}
+
+static int rotate(sieve_warc *w)
+{
+    char *path = series_name(w, w->seq + 1);
+    if (!path)
+        return SIEVE_ENOMEM;
+    int rc = close_file(w);
+    if (rc)
+        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: syncing %s failed: %s",
+                  w->paths[w->n_paths - 1], strerror(errno));
+    w->seq++;
+    int orc = open_file(w, path, false);
+    return orc ? orc : rc;
+}
+
+static int open_first(sieve_warc *w)
+{
+    bool append = w->o.mode == SIEVE_WARC_APPEND;
+    if (!w->series) {
+        char *p = strdup(w->path);
+        return p ? open_file(w, p, append) : SIEVE_ENOMEM;
+    }
+    unsigned top = w->o.mode == SIEVE_WARC_CREATE ? 0 : highest_seq(w);
+    w->seq = w->o.mode == SIEVE_WARC_NEXT || top == 0 ? top + 1 : top;
+    char *p = series_name(w, w->seq);
+    return p ? open_file(w, p, append) : SIEVE_ENOMEM;
+}
+
+static int copy_strings(sieve_warc *w, const sieve_warc_options *o)
+{
+    char version[64];
+    snprintf(version, sizeof version, "sieve/%s", SIEVE_VERSION);
+    w->software = strdup(o->software ? o->software : version);
+    w->tmp_dir = o->tmp_dir ? strdup(o->tmp_dir) : dir_of(w->path);
+    w->info = calloc(o->n_info + 1, sizeof *w->info);
+    if (!w->software || !w->tmp_dir || !w->info)
+        return SIEVE_ENOMEM;
+    for (size_t i = 0; i < o->n_info; i++)
+        if (!(w->info[i] = strdup(o->info[i])))
+            return SIEVE_ENOMEM;
+    return SIEVE_OK;
+}
+
+static void warc_free(sieve_warc *w)
+{
+    for (size_t i = 0; w->info && i < w->o.n_info; i++)
+        free(w->info[i]);
+    free(w->info);
+    for (size_t i = 0; i < w->n_paths; i++)
+        free(w->paths[i]);
+    free(w->paths);
+    free(w->software);
+    free(w->tmp_dir);
+    free(w->path);
+    free(w->base);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+int sieve_warc_open(sieve_warc **out, const char *path, const sieve_warc_options *o)
+{
+    sieve_warc_options defaults;
+    if (!o) {
+        sieve_warc_options_init(&defaults);
+        o = &defaults;
+    }
+    if (!out || !path || !*path)
+        return SIEVE_EINVAL;
+    *out = NULL;
+    int rc = check_options(o);
+    if (rc)
+        return rc;
+    if (!warc_sha1_md())
+        return SIEVE_ENOMEM;
+    sieve_warc *w = calloc(1, sizeof *w);
+    if (!w)
+        return SIEVE_ENOMEM;
+    pthread_mutex_init(&w->lock, NULL);
+    w->o = *o;
+    w->fd = -1;
+    w->series = o->series || o->max_bytes > 0;
+    w->gzip = ends_with(path, ".gz");
+    w->path = strdup(path);
+    rc = w->path ? split_name(w) : SIEVE_ENOMEM;
+    if (!rc)
+        rc = copy_strings(w, o);
+    if (!rc)
+        rc = open_first(w);
+    if (rc) {
+        int e = errno;
+        close_file(w);
+        warc_free(w);
+        errno = e;
+        return rc;
+    }
+    *out = w;
+    return SIEVE_OK;
+}
+
+int sieve_warc_sync(sieve_warc *w)
+{
+    if (!w)
+        return SIEVE_EINVAL;
+    pthread_mutex_lock(&w->lock);
+    int rc = w->fd >= 0 && fsync(w->fd) != 0 ? SIEVE_EIO : SIEVE_OK;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+int sieve_warc_close(sieve_warc *w)
+{
+    if (!w)
+        return SIEVE_OK;
+    int rc = close_file(w);
+    if (rc)
+        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: closing %s failed: %s",
+                  w->paths[w->n_paths - 1], strerror(errno));
+    warc_free(w);
+    return rc;
+}
+
+/* ---- fetches ---- */
+
+/* A target URI: non-empty, no blanks or control bytes (it is one header
+ * line). */
+static bool uri_ok(const char *s)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++)
+        if ((unsigned char)*s <= ' ' || *s == 0x7f)
+            return false;
+    return true;
+}
+
+static int ip_ok(const char *ip)
+{
+    unsigned char buf[16];
+    return inet_pton(AF_INET, ip, buf) == 1 || inet_pton(AF_INET6, ip, buf) == 1;
+}
+
+int sieve_warc_fetch_begin(sieve_warc *w, const sieve_warc_fetch_info *info, sieve_warc_fetch **out)
+{
+    if (!out)
+        return SIEVE_EINVAL;
+    *out = NULL;
+    if (!w || !info || !uri_ok(info->target_uri))
+        return SIEVE_EINVAL;
+    if (info->ip_address &&
+        (strlen(info->ip_address) >= INET6_ADDRSTRLEN || !ip_ok(info->ip_address)))
+        return SIEVE_EINVAL;
+    sieve_warc_fetch *f = calloc(1, sizeof *f);
+    if (!f)
+        return SIEVE_ENOMEM;
+    f->w = w;
+    f->uri = strdup(info->target_uri);
+    if (info->ip_address)
+        strcpy(f->ip, info->ip_address);
+    warc_format_date(info->date_us ? info->date_us : warc_now_us(), f->date);
+    rec_init(w, &f->req);
+    rec_init(w, &f->resp);
+    int rc = f->uri ? SIEVE_OK : SIEVE_ENOMEM;
+    if (!rc)
+        rc = warc_new_id(f->req_id);
+    if (!rc)
+        rc = warc_new_id(f->resp_id);
+    if (rc) {
+        sieve_warc_fetch_abort(f);
+        return rc;
+    }
+    *out = f;
+    return SIEVE_OK;
+}
+
+/* Records the first error of a fetch; every later call returns it. */
+static int fail(sieve_warc_fetch *f, int rc)
+{
+    if (rc && !f->err)
+        f->err = rc;
+    return f->err ? f->err : rc;
+}
+
+int sieve_warc_fetch_request_head(sieve_warc_fetch *f, const void *data, size_t len)
+{
+    if (!f || (!data && len))
+        return SIEVE_EINVAL;
+    if (f->err)
+        return f->err;
+    if (f->phase != REQ_HEAD)
+        return SIEVE_ESTATE;
+    return fail(f, head_feed(&f->req, data, len, false));
+}
+
+int sieve_warc_fetch_request_body(sieve_warc_fetch *f, const void *data, size_t len)
+{
+    if (!f || (!data && len))
+        return SIEVE_EINVAL;
+    if (f->err)
+        return f->err;
+    if (f->phase != REQ_HEAD && f->phase != REQ_BODY)
+        return SIEVE_ESTATE;
+    if (f->phase == REQ_HEAD) {
+        int rc = rec_start(&f->req, false);
+        if (rc)
+            return rc == SIEVE_ESTATE ? rc : fail(f, rc);
+        f->phase = REQ_BODY;
+    }
+    return fail(f, rec_put(&f->req, data, len, true));
+}
+
+int sieve_warc_fetch_response_head(sieve_warc_fetch *f, const void *data, size_t len)
+{
+    if (!f || (!data && len))
+        return SIEVE_EINVAL;
+    if (f->err)
+        return f->err;
+    if (f->phase == RESP_BODY)
+        return SIEVE_ESTATE;
+    if (f->phase != RESP_HEAD) {
+        /* The request is over: close it now, which frees its deflate state. */
+        int rc = rec_close(&f->req, false);
+        if (rc)
+            return rc == SIEVE_ESTATE ? rc : fail(f, rc);
+        f->phase = RESP_HEAD;
+    }
+    return fail(f, head_feed(&f->resp, data, len, true));
+}
+
+int sieve_warc_fetch_response_body(sieve_warc_fetch *f, const void *data, size_t len)
+{
+    if (!f || (!data && len))
+        return SIEVE_EINVAL;
+    if (f->err)
+        return f->err;
+    if (f->phase != RESP_HEAD && f->phase != RESP_BODY)
+        return SIEVE_ESTATE;
+    if (f->phase == RESP_HEAD) {
+        int rc = rec_start(&f->resp, true);
+        if (rc)
+            return rc == SIEVE_ESTATE ? rc : fail(f, rc);
+        f->phase = RESP_BODY;
+    }
+    return fail(f, rec_put(&f->resp, data, len, true));
+}
+
+/* A WARC-Truncated reason: a token of letters, digits and '-'. */
+static bool reason_ok(const char *s)
+{
+    if (!*s || strlen(s) > 64)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '-'))
+            return false;
+    return true;
+}
+
+/* The WARC header of one of the fetch's records. */
+static int header_text(const sieve_warc_fetch *f, bool response, const char *warcinfo_id,
+                       const char *truncated, warc_buf *t)
+{
+    const struct rec *r = response ? &f->resp : &f->req;
+    t->len = 0;
+    int rc = warc_buf_addf(t,
+                           "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: <%s>\r\n"
+                           "WARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
+                           response ? "response" : "request", response ? f->resp_id : f->req_id,
+                           f->date, f->uri);
+    if (!rc && f->ip[0])
+        rc = warc_buf_addf(t, "WARC-IP-Address: %s\r\n", f->ip);
+    if (!rc)
+        rc = warc_buf_addf(t, "WARC-Warcinfo-ID: <%s>\r\nWARC-Concurrent-To: <%s>\r\n", warcinfo_id,
+                           response ? f->req_id : f->resp_id);
+    if (!rc && response && truncated)
+        rc = warc_buf_addf(t, "WARC-Truncated: %s\r\n", truncated);
+    if (!rc)
+        rc = warc_buf_addf(t,
+                           "WARC-Block-Digest: %s\r\nWARC-Payload-Digest: %s\r\n"
+                           "Content-Type: application/http; msgtype=%s\r\n"
+                           "Content-Length: %llu\r\n\r\n",
+                           r->block_digest, r->payload_digest, response ? "response" : "request",
+                           (unsigned long long)(r->head_len + r->body_len));
+    return rc;
+}
+
+/* Makes both records' headers against the file whose warcinfo is id. */
+static int frame_both(sieve_warc_fetch *f, const char *id, const char *truncated)
+{
+    warc_buf t = {0};
+    int rc = header_text(f, false, id, truncated, &t);
+    if (!rc)
+        rc = rec_frame(f->w, &f->req, &t);
+    if (!rc)
+        rc = header_text(f, true, id, truncated, &t);
+    if (!rc)
+        rc = rec_frame(f->w, &f->resp, &t);
+    warc_buf_free(&t);
+    return rc;
+}
+
+static void locate(const sieve_warc *w, sieve_warc_location *loc, uint64_t offset, uint64_t length)
+{
+    loc->path = w->paths[w->n_paths - 1];
+    loc->name = last_component(loc->path);
+    loc->offset = offset;
+    loc->length = length;
+}
+
+/* Under the lock: rotates if needed, then appends both records. */
+static int append_fetch(sieve_warc_fetch *f, uint64_t generation, const char *truncated,
+                        sieve_warc_fetch_result *res)
+{
+    sieve_warc *w = f->w;
+    uint64_t total = rec_stored(w, &f->req) + rec_stored(w, &f->resp);
+    int rc = SIEVE_OK;
+    if (w->fd < 0)
+        return SIEVE_EIO; /* a rotation failed earlier */
+    if (w->o.max_bytes && w->fetches > 0 && w->size + total > w->o.max_bytes)
+        rc = rotate(w);
+    if (!rc && w->generation != generation)
+        rc = frame_both(f, w->warcinfo_id, truncated);
+    if (rc)
+        return rc;
+    struct rec *both[2] = {&f->req, &f->resp};
+    uint64_t start = w->size;
+    rc = emit(w, both, 2);
+    if (rc) {
+        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: writing to %s failed: %s",
+                  w->paths[w->n_paths - 1], strerror(errno));
+        cut_back(w, start);
+        return rc;
+    }
+    uint64_t req_len = rec_stored(w, &f->req), resp_len = rec_stored(w, &f->resp);
+    w->size += req_len + resp_len;
+    w->fetches++;
+    /* Lengths as CDX indexes count them: without a plain record's
+     * closing CRLF CRLF. */
+    unsigned gap = w->gzip ? 0 : 4;
+    if (res) {
+        locate(w, &res->request, start, req_len - gap);
+        locate(w, &res->response, start + req_len, resp_len - gap);
+    }
+    return SIEVE_OK;
+}
+
+int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated, sieve_warc_fetch_result *res)
+{
+    if (!f)
+        return SIEVE_EINVAL;
+    int rc = f->err;
+    if (!rc && truncated && !reason_ok(truncated))
+        rc = SIEVE_EINVAL;
+    if (!rc && (f->phase < RESP_HEAD || (f->phase == RESP_HEAD && f->resp.head.len == 0)))
+        rc = SIEVE_ESTATE;
+    if (!rc)
+        rc = rec_close(&f->resp, true);
+    sieve_warc *w = f->w;
+    char id[SIEVE_WARC_ID_SIZE];
+    uint64_t generation = 0;
+    if (!rc) {
+        pthread_mutex_lock(&w->lock);
+        generation = w->generation;
+        memcpy(id, w->warcinfo_id, sizeof id);
+        pthread_mutex_unlock(&w->lock);
+        rc = frame_both(f, id, truncated);
+    }
+    if (!rc) {
+        pthread_mutex_lock(&w->lock);
+        rc = append_fetch(f, generation, truncated, res);
+        pthread_mutex_unlock(&w->lock);
+    }
+    if (!rc && res) {
+        memcpy(res->request_id, f->req_id, sizeof res->request_id);
+        memcpy(res->response_id, f->resp_id, sizeof res->response_id);
+        res->body_bytes = f->resp.body_len;
+    }
+    sieve_warc_fetch_abort(f);
+    return rc;
+}
+
+void sieve_warc_fetch_abort(sieve_warc_fetch *f)
+{
+    if (!f)
+        return;
+    rec_free(&f->req);
+    rec_free(&f->resp);
+    free(f->uri);
+    free(f);
+}
