@@ -1,0 +1,1220 @@
+/* test-warc.c - the WARC writer, reader and CDXJ indexer: archives plain
+ * and gzipped, rotation, append and resume, torn tails cut at every
+ * offset, a 10 MiB body in bounded memory, several threads writing at
+ * once, the index's offsets, warcio's SURT keys, and warcio (the
+ * Webrecorder project's JavaScript reader) as an independent judge.
+ *
+ * Records are checked against what the test fed, with digests computed
+ * here (libcrypto's one-shot SHA1() and a base32 of the test's own), and
+ * read back at the offsets the writer and the index report through a
+ * reader of the test's own (zlib's gzip inflate, a header parse), not
+ * only through the library's reader. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <openssl/sha.h>
+
+#include "sieve/warc.h"
+#include "warc-internal.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SIEVE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIEVE_TEST_ASAN 1
+#endif
+#endif
+#if SIEVE_TEST_ASAN
+size_t __sanitizer_get_current_allocated_bytes(void);
+#else
+#include <malloc.h>
+#endif
+
+/* ---- scratch directories ---- */
+
+static char dir[256];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/test-warc-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *path_in(const char *name)
+{
+    static char p[4][512];
+    static int i;
+    i = (i + 1) % 4;
+    snprintf(p[i], sizeof p[i], "%s/%s", dir, name);
+    return p[i];
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    return (uint64_t)st.st_size;
+}
+
+/* ---- digests, computed here ---- */
+
+static void b32(const unsigned char *in, char *out)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    uint64_t acc = 0;
+    int bits = 0, k = 0;
+    for (int i = 0; i < 20; i++) {
+        acc = acc << 8 | in[i];
+        bits += 8;
+        while (bits >= 5) {
+            out[k++] = a[(acc >> (bits - 5)) & 31];
+            bits -= 5;
+        }
+    }
+    out[k] = '\0';
+}
+
+static void sha1_of(const void *data, size_t len, char out[38])
+{
+    unsigned char md[20];
+    SHA1(data, len, md);
+    memcpy(out, "sha1:", 5);
+    b32(md, out + 5);
+}
+
+/* ---- a body that can be told from any other ---- */
+
+static unsigned char *pattern(size_t len, unsigned seed)
+{
+    unsigned char *p = malloc(len ? len : 1);
+    ck_assert_ptr_nonnull(p);
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < len; i++) {
+        x = x * 1103515245u + 12345u;
+        p[i] = (unsigned char)("<a href=x>text</a> \n"[(x >> 16) % 20] ^ ((x >> 28) & 1));
+    }
+    return p;
+}
+
+/* ---- writing fetches ---- */
+
+typedef struct fetch_spec {
+    const char *url;
+    const char *req_head;          /* NULL: a GET for the URL */
+    const char *const *resp_lines; /* NULL: 200 text/html */
+    const unsigned char *body;
+    size_t body_len;
+    size_t chunk; /* body fed in pieces of this many bytes; 0: at once */
+    const char *truncated;
+} fetch_spec;
+
+static const char *const default_lines[] = {"HTTP/1.1 200 OK\r\n",
+                                            "Content-Type: text/html; charset=utf-8\r\n",
+                                            "Server: test\r\n", "\r\n", NULL};
+
+static int put_fetch(sieve_warc *w, const fetch_spec *s, sieve_warc_fetch_result *res)
+{
+    sieve_warc_fetch_info fi = {.target_uri = s->url, .ip_address = "127.0.0.1"};
+    sieve_warc_fetch *f;
+    int rc = sieve_warc_fetch_begin(w, &fi, &f);
+    if (rc)
+        return rc;
+    char req[1024];
+    const char *rh = s->req_head;
+    if (!rh) {
+        snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n\r\n",
+                 s->url);
+        rh = req;
+    }
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, rh, strlen(rh)), SIEVE_OK);
+    for (const char *const *l = s->resp_lines ? s->resp_lines : default_lines; *l; l++)
+        ck_assert_int_eq(sieve_warc_fetch_response_head(f, *l, strlen(*l)), SIEVE_OK);
+    size_t chunk = s->chunk ? s->chunk : (s->body_len ? s->body_len : 1);
+    for (size_t off = 0; off < s->body_len; off += chunk) {
+        size_t n = s->body_len - off < chunk ? s->body_len - off : chunk;
+        ck_assert_int_eq(sieve_warc_fetch_response_body(f, s->body + off, n), SIEVE_OK);
+    }
+    return sieve_warc_fetch_end(f, s->truncated, res);
+}
+
+static sieve_warc *open_archive(const char *path, const sieve_warc_options *o)
+{
+    sieve_warc *w = NULL;
+    int rc = sieve_warc_open(&w, path, o);
+    ck_assert_msg(rc == SIEVE_OK, "open %s: %s", path, sieve_strerror(rc));
+    return w;
+}
+
+/* ---- reading a record at an offset, with the test's own code ---- */
+
+typedef struct raw_rec {
+    char *header; /* through the blank line */
+    unsigned char *block;
+    size_t block_len;
+} raw_rec;
+
+static void raw_free(raw_rec *r)
+{
+    free(r->header);
+    free(r->block);
+}
+
+/* The bytes of [off, off+len) of a file. */
+static unsigned char *slice(const char *path, uint64_t off, uint64_t len)
+{
+    unsigned char *b = malloc(len + 1);
+    ck_assert_ptr_nonnull(b);
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pread(fd, b, len, (off_t)off), (ssize_t)len);
+    close(fd);
+    return b;
+}
+
+/* Inflates exactly one gzip member that must span all of in. */
+static unsigned char *gunzip_member(const unsigned char *in, size_t len, size_t *out_len)
+{
+    size_t cap = 1 << 16;
+    unsigned char *out = malloc(cap);
+    z_stream z = {0};
+    ck_assert_int_eq(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+    z.next_in = (unsigned char *)in;
+    z.avail_in = (unsigned)len;
+    int zr;
+    do {
+        if (z.total_out == cap) {
+            cap *= 2;
+            out = realloc(out, cap);
+        }
+        z.next_out = out + z.total_out;
+        z.avail_out = (unsigned)(cap - z.total_out);
+        zr = inflate(&z, Z_NO_FLUSH);
+        ck_assert_msg(zr == Z_OK || zr == Z_STREAM_END, "inflate: %d", zr);
+    } while (zr != Z_STREAM_END);
+    ck_assert_uint_eq(z.avail_in, 0); /* the member ends where its length says */
+    *out_len = z.total_out;
+    inflateEnd(&z);
+    return out;
+}
+
+/* Parses the record stored at [off, off+len) (the CDX length: plain
+ * records without their closing CRLF CRLF). */
+static raw_rec read_at(const char *path, uint64_t off, uint64_t len, bool gz)
+{
+    size_t n = gz ? len : len + 4;
+    unsigned char *stored = slice(path, off, n);
+    unsigned char *rec = stored;
+    size_t rec_len = n;
+    if (gz) {
+        rec = gunzip_member(stored, n, &rec_len);
+        free(stored);
+    }
+    ck_assert_msg(rec_len > 9 && memcmp(rec, "WARC/1.1\r\n", 10) == 0, "no record at %llu",
+                  (unsigned long long)off);
+    unsigned char *end = memmem(rec, rec_len, "\r\n\r\n", 4);
+    ck_assert_ptr_nonnull(end);
+    raw_rec r = {0};
+    size_t hlen = (size_t)(end - rec) + 4;
+    r.header = strndup((char *)rec, hlen);
+    const char *cl = strcasestr(r.header, "\r\nContent-Length: ");
+    ck_assert_ptr_nonnull(cl);
+    r.block_len = strtoull(cl + 18, NULL, 10);
+    ck_assert_uint_eq(hlen + r.block_len + 4, rec_len); /* nothing before or after */
+    ck_assert(memcmp(rec + hlen + r.block_len, "\r\n\r\n", 4) == 0);
+    r.block = malloc(r.block_len + 1);
+    memcpy(r.block, rec + hlen, r.block_len);
+    r.block[r.block_len] = '\0';
+    free(rec);
+    return r;
+}
+
+/* A header field's value (first occurrence), copied into a static slot. */
+static const char *field(const char *header, const char *name)
+{
+    static char v[8][4096];
+    static int i;
+    i = (i + 1) % 8;
+    char key[128];
+    snprintf(key, sizeof key, "\r\n%s: ", name);
+    const char *p = strcasestr(header, key);
+    if (!p)
+        return NULL;
+    p += strlen(key);
+    size_t n = strcspn(p, "\r");
+    ck_assert_uint_lt(n, sizeof v[i]);
+    memcpy(v[i], p, n);
+    v[i][n] = '\0';
+    return v[i];
+}
+
+/* Checks the response record at res against what was fed. */
+static void check_response(const sieve_warc_fetch_result *res, const fetch_spec *s, bool gz)
+{
+    raw_rec q = read_at(res->request.path, res->request.offset, res->request.length, gz);
+    raw_rec r = read_at(res->response.path, res->response.offset, res->response.length, gz);
+    ck_assert_str_eq(field(q.header, "WARC-Type"), "request");
+    ck_assert_str_eq(field(r.header, "WARC-Type"), "response");
+    char id[64];
+    snprintf(id, sizeof id, "<%s>", res->response_id);
+    ck_assert_str_eq(field(r.header, "WARC-Record-ID"), id);
+    ck_assert_str_eq(field(q.header, "WARC-Concurrent-To"), id);
+    snprintf(id, sizeof id, "<%s>", res->request_id);
+    ck_assert_str_eq(field(q.header, "WARC-Record-ID"), id);
+    ck_assert_str_eq(field(r.header, "WARC-Concurrent-To"), id);
+    ck_assert_str_eq(field(r.header, "WARC-Target-URI"), s->url);
+    ck_assert_str_eq(field(q.header, "WARC-Target-URI"), s->url);
+    ck_assert_str_eq(field(r.header, "WARC-IP-Address"), "127.0.0.1");
+    ck_assert_str_eq(field(r.header, "Content-Type"), "application/http; msgtype=response");
+    ck_assert_str_eq(field(q.header, "Content-Type"), "application/http; msgtype=request");
+    ck_assert_str_eq(field(q.header, "WARC-Date"), field(r.header, "WARC-Date"));
+    ck_assert_str_eq(field(q.header, "WARC-Warcinfo-ID"), field(r.header, "WARC-Warcinfo-ID"));
+    if (s->truncated)
+        ck_assert_str_eq(field(r.header, "WARC-Truncated"), s->truncated);
+    else
+        ck_assert_ptr_null(field(r.header, "WARC-Truncated"));
+    /* The block: the head, then the body exactly as fed. */
+    char d[38];
+    sha1_of(r.block, r.block_len, d);
+    ck_assert_str_eq(field(r.header, "WARC-Block-Digest"), d);
+    sha1_of(s->body, s->body_len, d);
+    ck_assert_str_eq(field(r.header, "WARC-Payload-Digest"), d);
+    ck_assert_uint_ge(r.block_len, s->body_len);
+    size_t head_len = r.block_len - s->body_len;
+    ck_assert(memcmp(r.block + head_len - 4, "\r\n\r\n", 4) == 0);
+    ck_assert(s->body_len == 0 || memcmp(r.block + head_len, s->body, s->body_len) == 0);
+    ck_assert_uint_eq(res->body_bytes, s->body_len);
+    sha1_of(q.block, q.block_len, d);
+    ck_assert_str_eq(field(q.header, "WARC-Block-Digest"), d);
+    sha1_of("", 0, d);
+    ck_assert_str_eq(field(q.header, "WARC-Payload-Digest"), d);
+    raw_free(&q);
+    raw_free(&r);
+}
+
+/* ---- reading a whole file with the library's reader ---- */
+
+typedef struct block_sink {
+    unsigned char *data;
+    size_t len, cap;
+} block_sink;
+
+static bool collect(void *ctx, const void *data, size_t len)
+{
+    block_sink *b = ctx;
+    if (b->len + len > b->cap) {
+        b->cap = (b->len + len) * 2;
+        b->data = realloc(b->data, b->cap);
+        ck_assert_ptr_nonnull(b->data);
+    }
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return true;
+}
+
+typedef struct file_summary {
+    unsigned warcinfo, requests, responses;
+    unsigned orphans; /* requests left without their response by a kill */
+    uint64_t end;
+} file_summary;
+
+/* Reads every record of path: each parses, its digests match its block,
+ * each request is followed by the response it names (or, where a kill
+ * tore the response away, by the warcinfo of a resumed crawl), all records
+ * name the file's warcinfo record, and the warcinfo comes first. */
+static file_summary check_file(const char *path)
+{
+    warc_reader *r;
+    ck_assert_int_eq(warc_reader_open(&r, path), SIEVE_OK);
+    file_summary s = {0};
+    warc_rec rec;
+    block_sink b = {0};
+    char info_id[128] = "", pending_resp[128] = "", pending_req[128] = "", pending_uri[4096];
+    int rc;
+    while ((b.len = 0, rc = warc_reader_next(r, &rec, collect, &b)) == SIEVE_OK) {
+        char *h = strndup(rec.header, rec.header_len);
+        const char *type = field(h, "WARC-Type");
+        ck_assert_ptr_nonnull(type);
+        ck_assert_uint_eq(rec.content_length, b.len);
+        char d[38];
+        sha1_of(b.data, b.len, d);
+        ck_assert_str_eq(field(h, "WARC-Block-Digest"), d);
+        const char *date = field(h, "WARC-Date");
+        ck_assert_uint_eq(strlen(date), 27);
+        ck_assert(date[4] == '-' && date[10] == 'T' && date[19] == '.' && date[26] == 'Z');
+        const char *id = field(h, "WARC-Record-ID");
+        ck_assert_uint_eq(strlen(id), 47);
+        ck_assert(strncmp(id, "<urn:uuid:", 10) == 0 && id[24] == '4');
+        if (strcmp(type, "warcinfo") == 0) {
+            ck_assert_str_eq(field(h, "Content-Type"), "application/warc-fields");
+            ck_assert(memmem(b.data, b.len, "format: WARC File Format 1.1\r\n", 30));
+            ck_assert(memmem(b.data, b.len, "software: ", 10));
+            s.orphans += pending_resp[0] != '\0';
+            pending_resp[0] = '\0';
+            snprintf(info_id, sizeof info_id, "%s", id);
+            s.warcinfo++;
+        } else {
+            ck_assert_msg(s.warcinfo > 0, "%s: a record before the warcinfo", path);
+            ck_assert_str_eq(field(h, "WARC-Warcinfo-ID"), info_id);
+            const unsigned char *eoh = memmem(b.data, b.len, "\r\n\r\n", 4);
+            ck_assert_ptr_nonnull(eoh);
+            size_t hl = (size_t)(eoh - b.data) + 4;
+            sha1_of(b.data + hl, b.len - hl, d);
+            ck_assert_str_eq(field(h, "WARC-Payload-Digest"), d);
+            if (strcmp(type, "request") == 0) {
+                ck_assert_str_eq(pending_resp, "");
+                snprintf(pending_resp, sizeof pending_resp, "%s", field(h, "WARC-Concurrent-To"));
+                snprintf(pending_req, sizeof pending_req, "%s", id);
+                snprintf(pending_uri, sizeof pending_uri, "%s", field(h, "WARC-Target-URI"));
+                s.requests++;
+            } else {
+                ck_assert_str_eq(type, "response");
+                ck_assert_str_eq(id, pending_resp);
+                ck_assert_str_eq(field(h, "WARC-Concurrent-To"), pending_req);
+                ck_assert_str_eq(field(h, "WARC-Target-URI"), pending_uri);
+                /* No reader must de-chunk the stored body again. */
+                char *head = strndup((char *)b.data, hl);
+                ck_assert_ptr_null(strcasestr(head, "\nTransfer-Encoding:"));
+                free(head);
+                pending_resp[0] = '\0';
+                s.responses++;
+            }
+        }
+        free(h);
+    }
+    ck_assert_msg(rc == SIEVE_EDRAINED, "%s: %s at %llu", path, sieve_strerror(rc),
+                  (unsigned long long)warc_reader_end(r));
+    ck_assert_str_eq(pending_resp, "");
+    s.end = warc_reader_end(r);
+    ck_assert_uint_eq(s.end, file_size(path));
+    warc_reader_free(r);
+    free(b.data);
+    return s;
+}
+
+/* ---- the index ---- */
+
+/* Writes the index of paths to a string. */
+static char *index_of(const char *const *paths, size_t n, int expect)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_int_eq(sieve_warc_index(paths, n, f, NULL), expect);
+    fclose(f);
+    return text;
+}
+
+/* A JSON string member's value in an index line (no escapes in ours). */
+static const char *json(const char *line, const char *name)
+{
+    static char v[4][4096];
+    static int i;
+    i = (i + 1) % 4;
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":\"", name);
+    const char *p = strstr(line, key);
+    if (!p)
+        return NULL;
+    p += strlen(key);
+    size_t n = strcspn(p, "\"");
+    memcpy(v[i], p, n);
+    v[i][n] = '\0';
+    return v[i];
+}
+
+/* Every line is sorted after the one before, and points at a response
+ * record of its URL; returns the count of lines. */
+static unsigned check_index(const char *text, bool gz)
+{
+    unsigned lines = 0;
+    const char *prev = NULL;
+    size_t prev_len = 0;
+    for (const char *l = text; *l;) {
+        size_t n = strcspn(l, "\n");
+        char *line = strndup(l, n);
+        if (prev) {
+            int c = memcmp(prev, line, prev_len < n ? prev_len : n);
+            ck_assert(c < 0 || (c == 0 && prev_len < n));
+        }
+        const char *sp = strchr(line, ' ');
+        ck_assert_ptr_nonnull(sp);
+        ck_assert_uint_eq(strspn(sp + 1, "0123456789"), 14);
+        const char *file = json(line, "filename");
+        char *fpath = strdup(path_in(file));
+        uint64_t off = strtoull(json(line, "offset"), NULL, 10);
+        uint64_t len = strtoull(json(line, "length"), NULL, 10);
+        raw_rec r = read_at(fpath, off, len, gz);
+        ck_assert_str_eq(field(r.header, "WARC-Type"), "response");
+        ck_assert_str_eq(field(r.header, "WARC-Target-URI"), json(line, "url"));
+        ck_assert_str_eq(field(r.header, "WARC-Payload-Digest") + 5, json(line, "digest"));
+        raw_free(&r);
+        free(fpath);
+        prev = l;
+        prev_len = n;
+        lines++;
+        free(line);
+        l += n + (l[n] == '\n');
+    }
+    return lines;
+}
+
+/* ---- tests ---- */
+
+/* What a crawl meets: bodies of 0 and 1 bytes, a page, a gzip-encoded
+ * body, a chunked one, a cut one, a body in small pieces. */
+static void write_variety(const char *name, bool gz)
+{
+    make_dir();
+    char *path = strdup(path_in(name));
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    const char *info[] = {"operator: test", "sieve-options: --max-depth 3 --delay 0"};
+    o.info = info;
+    o.n_info = 2;
+    o.spool_memory = 4096; /* the 7 KB page spools to a file */
+    sieve_warc *w = open_archive(path, &o);
+
+    unsigned char *page = pattern(7000, 1), *one = pattern(1, 2);
+    /* A body gzipped by the "server": stored as sent. */
+    unsigned char gzbody[8192];
+    z_stream z = {0};
+    ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = page;
+    z.avail_in = 7000;
+    z.next_out = gzbody;
+    z.avail_out = sizeof gzbody;
+    ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+    size_t gzlen = z.total_out;
+    deflateEnd(&z);
+    static const char *const gz_lines[] = {"HTTP/1.1 200 OK\r\n", "Content-Type: text/html\r\n",
+                                           "Content-Encoding: gzip\r\n", "\r\n", NULL};
+    static const char *const chunked_lines[] = {"HTTP/1.1 200 OK\r\n",
+                                                "Content-Type: text/plain\r\n",
+                                                "Transfer-Encoding: chunked\r\n",
+                                                "Vary: Accept-Encoding\r\n",
+                                                "\r\n",
+                                                NULL};
+    static const char *const interim_lines[] = {
+        "HTTP/1.1 100 Continue\r\n",   "\r\n", "HTTP/1.1 404 Not Found\r\n",
+        "Content-Type: text/html\r\n", "\r\n", NULL};
+    fetch_spec specs[] = {
+        {.url = "http://127.0.0.1:8917/empty", .body = (unsigned char *)"", .body_len = 0},
+        {.url = "http://127.0.0.1:8917/one", .body = one, .body_len = 1},
+        {.url = "http://127.0.0.1:8917/p/1.html", .body = page, .body_len = 7000},
+        {.url = "http://127.0.0.1:8917/gz",
+         .resp_lines = gz_lines,
+         .body = gzbody,
+         .body_len = gzlen},
+        {.url = "http://127.0.0.1:8917/chunked",
+         .resp_lines = chunked_lines,
+         .body = page,
+         .body_len = 3000,
+         .chunk = 7},
+        {.url = "http://127.0.0.1:8917/cut", .body = page, .body_len = 5000, .truncated = "length"},
+        {.url = "http://127.0.0.1:8917/interim",
+         .resp_lines = interim_lines,
+         .body = one,
+         .body_len = 1},
+        {.url = "http://WWW.Example.com:80/a/./b/../c?z=1&a=2", .body = one, .body_len = 1},
+    };
+    size_t n = sizeof specs / sizeof specs[0];
+    sieve_warc_fetch_result res[8];
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(put_fetch(w, &specs[i], &res[i]), SIEVE_OK);
+        ck_assert_str_eq(res[i].response.path, path);
+        ck_assert_str_eq(res[i].response.name, name);
+        ck_assert_uint_eq(res[i].response.offset,
+                          res[i].request.offset + res[i].request.length + (gz ? 0 : 4));
+    }
+    ck_assert_int_eq(sieve_warc_sync(w), SIEVE_OK);
+    /* Records are readable at once, before the archive is closed (the
+     * locations' paths last until then). */
+    for (size_t i = 0; i < n; i++)
+        check_response(&res[i], &specs[i], gz);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    file_summary s = check_file(path);
+    ck_assert_uint_eq(s.warcinfo, 1);
+    ck_assert_uint_eq(s.orphans, 0);
+    ck_assert_uint_eq(s.responses, n);
+
+    /* The stored heads: chunking renamed, content coding kept, the
+     * interim response gone. */
+    raw_rec r = read_at(path, res[4].response.offset, res[4].response.length, gz);
+    ck_assert_ptr_nonnull(
+        strstr((char *)r.block, "\r\nX-Archive-Orig-Transfer-Encoding: chunked\r\n"));
+    raw_free(&r);
+    r = read_at(path, res[3].response.offset, res[3].response.length, gz);
+    ck_assert_ptr_nonnull(strstr((char *)r.block, "\r\nContent-Encoding: gzip\r\n"));
+    raw_free(&r);
+    r = read_at(path, res[6].response.offset, res[6].response.length, gz);
+    ck_assert(strncmp((char *)r.block, "HTTP/1.1 404 Not Found\r\n", 24) == 0);
+    raw_free(&r);
+    raw_rec info_rec = read_at(path, 0, res[0].request.offset - (gz ? 0 : 4), gz);
+    ck_assert_ptr_nonnull(strstr((char *)info_rec.block, "sieve-options: --max-depth 3"));
+    ck_assert_str_eq(field(info_rec.header, "WARC-Filename"), name);
+    raw_free(&info_rec);
+
+    const char *paths[] = {path};
+    char *idx = index_of(paths, 1, SIEVE_OK);
+    ck_assert_uint_eq(check_index(idx, gz), n);
+    ck_assert(strstr(idx, "\ncom,example,www)/a/c?a=2&z=1 ") ||
+              strncmp(idx, "com,example,www)/a/c?a=2&z=1 ", 29) == 0);
+    ck_assert_ptr_nonnull(strstr(idx, "\"mime\":\"text/html\",\"status\":\"404\""));
+    free(idx);
+    free(page);
+    free(one);
+    free(path);
+    remove_dir();
+}
+
+START_TEST(plain_archive)
+{
+    write_variety("crawl.warc", false);
+}
+END_TEST
+
+START_TEST(gzip_archive)
+{
+    write_variety("crawl.warc.gz", true);
+}
+END_TEST
+
+/* Rotation: numbered files, none past the limit unless one fetch alone
+ * is larger, a warcinfo first in each, fetches never split; NEXT starts
+ * the next number, APPEND goes on with the last. */
+static void rotation(bool gz)
+{
+    make_dir();
+    const char *name = gz ? "crawl.warc.gz" : "crawl.warc";
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.max_bytes = 20000;
+    sieve_warc *w = open_archive(path_in(name), &o);
+    unsigned char *body = pattern(4000, 3), *big = pattern(60000, 4);
+    char url[128];
+    unsigned fetches = 0;
+    for (int i = 0; i < 30; i++, fetches++) {
+        snprintf(url, sizeof url, "http://127.0.0.1:8917/r/%d", i);
+        fetch_spec s = {
+            .url = url, .body = i == 12 ? big : body, .body_len = i == 12 ? 60000 : 4000};
+        sieve_warc_fetch_result res;
+        ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
+        ck_assert_str_eq(res.request.path, res.response.path);
+        check_response(&res, &s, gz);
+    }
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    ck_assert(!exists(path_in(name)));
+    unsigned files = 0, responses = 0;
+    const char *paths[64];
+    for (unsigned seq = 1; seq < 64; seq++) {
+        char n[64];
+        snprintf(n, sizeof n, "crawl-%05u%s", seq, gz ? ".warc.gz" : ".warc");
+        if (!exists(path_in(n)))
+            break;
+        paths[files++] = strdup(path_in(n));
+        file_summary s = check_file(paths[files - 1]);
+        ck_assert_uint_eq(s.warcinfo, 1);
+        ck_assert_uint_eq(s.orphans, 0);
+        ck_assert_uint_ge(s.responses, 1);
+        ck_assert_msg(s.end <= o.max_bytes || s.responses == 1, "%s: %llu bytes, %u fetches", n,
+                      (unsigned long long)s.end, s.responses);
+        responses += s.responses;
+    }
+    ck_assert_uint_ge(files, gz ? 2 : 6);
+    ck_assert_uint_eq(responses, fetches);
+    char *idx = index_of(paths, files, SIEVE_OK);
+    ck_assert_uint_eq(check_index(idx, gz), fetches);
+    free(idx);
+
+    /* NEXT: a new number after the last. */
+    o.mode = SIEVE_WARC_NEXT;
+    w = open_archive(path_in(name), &o);
+    fetch_spec s = {.url = "http://127.0.0.1:8917/next", .body = body, .body_len = 10};
+    sieve_warc_fetch_result res;
+    ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
+    char want[64];
+    snprintf(want, sizeof want, "crawl-%05u%s", files + 1, gz ? ".warc.gz" : ".warc");
+    ck_assert_str_eq(res.response.name, want);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    /* APPEND: the same last file, with a second warcinfo. */
+    o.mode = SIEVE_WARC_APPEND;
+    w = open_archive(path_in(name), &o);
+    ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
+    ck_assert_str_eq(res.response.name, want);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    file_summary last = check_file(path_in(want));
+    ck_assert_uint_eq(last.warcinfo, 2);
+    ck_assert_uint_eq(last.orphans, 0);
+    ck_assert_uint_eq(last.responses, 2);
+    /* CREATE refuses to overwrite. */
+    o.mode = SIEVE_WARC_CREATE;
+    sieve_warc *none;
+    errno = 0;
+    ck_assert_int_eq(sieve_warc_open(&none, path_in(name), &o), SIEVE_EIO);
+    ck_assert_int_eq(errno, EEXIST);
+    for (unsigned i = 0; i < files; i++)
+        free((char *)paths[i]);
+    free(body);
+    free(big);
+    remove_dir();
+}
+
+START_TEST(rotation_plain)
+{
+    rotation(false);
+}
+END_TEST
+
+START_TEST(rotation_gzip)
+{
+    rotation(true);
+}
+END_TEST
+
+/* ---- torn tails ---- */
+
+static void copy_prefix(const char *from, const char *to, uint64_t len)
+{
+    unsigned char *b = slice(from, 0, len);
+    int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, b, len), (ssize_t)len);
+    close(fd);
+    free(b);
+}
+
+/* Cuts the archive at every offset of its last record: each cut is a
+ * torn tail ending at that record's start; appending cuts it and the file
+ * reads whole again. */
+static void torn_tail(bool gz)
+{
+    make_dir();
+    const char *name = gz ? "t.warc.gz" : "t.warc";
+    char *path = strdup(path_in(name));
+    sieve_warc *w = open_archive(path, NULL);
+    unsigned char *body = pattern(300, 5);
+    sieve_warc_fetch_result res;
+    for (int i = 0; i < 3; i++) {
+        fetch_spec s = {.url = "http://127.0.0.1:8917/t", .body = body, .body_len = 300};
+        ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
+    }
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    uint64_t size = file_size(path), last = res.response.offset;
+    uint64_t end, records;
+    ck_assert_int_eq(sieve_warc_complete_end(path, &end, &records), SIEVE_OK);
+    ck_assert_uint_eq(end, size);
+    ck_assert_uint_eq(records, 7);
+
+    char *cut = strdup(path_in(gz ? "cut.warc.gz" : "cut.warc"));
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.mode = SIEVE_WARC_APPEND;
+    for (uint64_t at = last; at < size; at++) {
+        copy_prefix(path, cut, at);
+        int rc = sieve_warc_complete_end(cut, &end, &records);
+        ck_assert_msg(rc == (at == last ? SIEVE_OK : SIEVE_ETRUNCATED), "cut at %llu: %s",
+                      (unsigned long long)at, sieve_strerror(rc));
+        ck_assert_uint_eq(end, last);
+        ck_assert_uint_eq(records, 6);
+        if (at % (gz ? 1 : 3) != 0)
+            continue;
+        /* The resume: cut, then go on. */
+        w = open_archive(cut, &o);
+        fetch_spec s = {.url = "http://127.0.0.1:8917/after", .body = body, .body_len = 30};
+        ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
+        ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+        file_summary fs = check_file(cut);
+        ck_assert_uint_eq(fs.warcinfo, 2);
+        ck_assert_uint_eq(fs.responses, 3);
+        ck_assert_uint_eq(fs.orphans, 1); /* the request of the torn response */
+    }
+
+    /* Not a torn record: garbage after the last record is kept, and
+     * append refuses the file. */
+    copy_prefix(path, cut, size);
+    int fd = open(cut, O_WRONLY | O_APPEND);
+    ck_assert_int_eq(write(fd, "GARBAGE\r\n", 9), 9);
+    close(fd);
+    ck_assert_int_eq(sieve_warc_complete_end(cut, &end, &records), SIEVE_EFORMAT);
+    ck_assert_uint_eq(end, size);
+    sieve_warc *none;
+    ck_assert_int_eq(sieve_warc_open(&none, cut, &o), SIEVE_EFORMAT);
+    ck_assert_uint_eq(file_size(cut), size + 9);
+    /* Zeros after a crash are a torn tail. */
+    copy_prefix(path, cut, size);
+    ck_assert_int_eq(truncate(cut, (off_t)size + 4096), 0);
+    ck_assert_int_eq(sieve_warc_complete_end(cut, &end, &records), SIEVE_ETRUNCATED);
+    ck_assert_uint_eq(end, size);
+    /* The index leaves a torn record out and says so. */
+    copy_prefix(path, cut, size - 10);
+    const char *paths[] = {cut};
+    char *idx = index_of(paths, 1, SIEVE_ETRUNCATED);
+    ck_assert_uint_eq(check_index(idx, gz), 2);
+    free(idx);
+    free(body);
+    free(cut);
+    free(path);
+    remove_dir();
+}
+
+START_TEST(torn_tail_plain)
+{
+    torn_tail(false);
+}
+END_TEST
+
+START_TEST(torn_tail_gzip)
+{
+    torn_tail(true);
+}
+END_TEST
+
+/* ---- memory ---- */
+
+static size_t heap_in_use(void)
+{
+#if SIEVE_TEST_ASAN
+    return __sanitizer_get_current_allocated_bytes();
+#else
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+#endif
+}
+
+/* A 10 MiB body never sits in memory: the heap stays within the spool
+ * buffer and zlib's state while it streams and after. */
+static void big_body(bool gz)
+{
+    make_dir();
+    enum { BODY = 10 << 20, CHUNK = 64 << 10 };
+    unsigned char *body = pattern(BODY, 6);
+    const char *name = gz ? "big.warc.gz" : "big.warc";
+    sieve_warc *w = open_archive(path_in(name), NULL);
+    sieve_warc_fetch_info fi = {.target_uri = "http://127.0.0.1:8917/big",
+                                .ip_address = "127.0.0.1"};
+    sieve_warc_fetch *f;
+    size_t before = heap_in_use();
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+    const char *req = "GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, req, strlen(req)), SIEVE_OK);
+    const char *head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n";
+    ck_assert_int_eq(sieve_warc_fetch_response_head(f, head, strlen(head)), SIEVE_OK);
+    size_t peak = 0;
+    for (size_t off = 0; off < BODY; off += CHUNK) {
+        ck_assert_int_eq(sieve_warc_fetch_response_body(f, body + off, CHUNK), SIEVE_OK);
+        size_t now = heap_in_use();
+        if (now > peak)
+            peak = now;
+    }
+    sieve_warc_fetch_result res;
+    ck_assert_int_eq(sieve_warc_fetch_end(f, NULL, &res), SIEVE_OK);
+    size_t after = heap_in_use();
+    /* The spool's 256 KiB, a deflate state (about 270 KiB) and digests. */
+    ck_assert_msg(peak < before + (1u << 20), "heap grew by %zu bytes while streaming",
+                  peak - before);
+    ck_assert_msg(after < before + (64u << 10), "heap kept %zu bytes", after - before);
+    fetch_spec s = {.url = fi.target_uri, .body = body, .body_len = BODY};
+    check_response(&res, &s, gz);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    if (gz)
+        ck_assert_uint_lt(res.response.length, BODY * 3 / 4);
+    free(body);
+    remove_dir();
+}
+
+START_TEST(big_body_plain)
+{
+    big_body(false);
+}
+END_TEST
+
+START_TEST(big_body_gzip)
+{
+    big_body(true);
+}
+END_TEST
+
+/* ---- threads ---- */
+
+enum { THREADS = 6, PER_THREAD = 150 };
+
+typedef struct worker_arg {
+    sieve_warc *w;
+    int id;
+    int failures;
+} worker_arg;
+
+static size_t thread_body_len(int t, int i)
+{
+    /* Mostly pages, now and then one that spools to a file. */
+    return (size_t)(i % 37 == 0 ? 300000 : (t * 131 + i * 977) % 9000);
+}
+
+static void *writer_thread(void *p)
+{
+    worker_arg *a = p;
+    char url[128];
+    for (int i = 0; i < PER_THREAD; i++) {
+        size_t len = thread_body_len(a->id, i);
+        unsigned char *body = pattern(len, (unsigned)(a->id * 1000 + i));
+        snprintf(url, sizeof url, "http://127.0.0.1:8917/t%d/%d", a->id, i);
+        sieve_warc_fetch_info fi = {.target_uri = url};
+        sieve_warc_fetch *f;
+        const char *req = "GET / HTTP/1.1\r\n\r\n", *head = "HTTP/1.1 200 OK\r\n\r\n";
+        int rc = sieve_warc_fetch_begin(a->w, &fi, &f);
+        if (!rc)
+            rc = sieve_warc_fetch_request_head(f, req, strlen(req));
+        if (!rc)
+            rc = sieve_warc_fetch_response_head(f, head, strlen(head));
+        for (size_t off = 0; !rc && off < len; off += 4096)
+            rc = sieve_warc_fetch_response_body(f, body + off, len - off < 4096 ? len - off : 4096);
+        if (!rc)
+            rc = sieve_warc_fetch_end(f, NULL, NULL);
+        else
+            sieve_warc_fetch_abort(f);
+        a->failures += rc != SIEVE_OK;
+        free(body);
+    }
+    return NULL;
+}
+
+/* Bodies by URL, to check what the threads wrote. */
+static bool body_matches(const char *uri, const unsigned char *block, size_t len)
+{
+    int t, i;
+    if (sscanf(uri, "http://127.0.0.1:8917/t%d/%d", &t, &i) != 2)
+        return false;
+    size_t bl = thread_body_len(t, i);
+    static const char head[] = "HTTP/1.1 200 OK\r\n\r\n";
+    if (len != sizeof head - 1 + bl || memcmp(block, head, sizeof head - 1) != 0)
+        return false;
+    unsigned char *want = pattern(bl, (unsigned)(t * 1000 + i));
+    bool same = memcmp(block + sizeof head - 1, want, bl) == 0;
+    free(want);
+    return same;
+}
+
+static void threads(bool gz)
+{
+    make_dir();
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.max_bytes = 2u << 20;
+    o.gzip_level = 1;
+    const char *name = gz ? "mt.warc.gz" : "mt.warc";
+    sieve_warc *w = open_archive(path_in(name), &o);
+    pthread_t th[THREADS];
+    worker_arg args[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        args[t] = (worker_arg){.w = w, .id = t};
+        ck_assert_int_eq(pthread_create(&th[t], NULL, writer_thread, &args[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(th[t], NULL);
+        ck_assert_int_eq(args[t].failures, 0);
+    }
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    unsigned responses = 0;
+    for (unsigned seq = 1;; seq++) {
+        char n[64];
+        snprintf(n, sizeof n, "mt-%05u%s", seq, gz ? ".warc.gz" : ".warc");
+        if (!exists(path_in(n)))
+            break;
+        char *p = strdup(path_in(n));
+        file_summary fs = check_file(p);
+        ck_assert_uint_eq(fs.orphans, 0);
+        responses += fs.responses;
+        /* Each response holds its own URL's body. */
+        warc_reader *r;
+        ck_assert_int_eq(warc_reader_open(&r, p), SIEVE_OK);
+        warc_rec rec;
+        block_sink b = {0};
+        while ((b.len = 0, warc_reader_next(r, &rec, collect, &b)) == SIEVE_OK) {
+            char *h = strndup(rec.header, rec.header_len);
+            if (strcmp(field(h, "WARC-Type"), "response") == 0)
+                ck_assert_msg(body_matches(field(h, "WARC-Target-URI"), b.data, b.len),
+                              "%s: wrong body", field(h, "WARC-Target-URI"));
+            free(h);
+        }
+        warc_reader_free(r);
+        free(b.data);
+        free(p);
+    }
+    ck_assert_uint_eq(responses, THREADS * PER_THREAD);
+    remove_dir();
+}
+
+START_TEST(threads_plain)
+{
+    threads(false);
+}
+END_TEST
+
+START_TEST(threads_gzip)
+{
+    threads(true);
+}
+END_TEST
+
+/* ---- SURT keys, as warcio's getSurt() makes them ---- */
+
+START_TEST(surt_keys)
+{
+    /* Expected values printed by warcio 2.4.11's getSurt(). */
+    static const char *const cases[][2] = {
+        {"http://www.Example.com:80/a/../b?z=1&a=2#frag", "com,example)/b?a=2&z=1"},
+        {"https://WWW.example.com/", "com,example,www)/"},
+        {"http://www2.example.com/x", "com,example)/x"},
+        {"https://example.org:8443/x y", "org,example:8443)/x%20y"},
+        {"http://user:pw@Example.COM:0080/%7Euser/./a/b/..?q=%41&b=\"x\"&a",
+         "com,example)/%7euser/a/?a&b=%22x%22&q=%41"},
+        {"http://example.com", "com,example)/"},
+        {"http://example.com/a b/<c>?x y=1&'z", "com,example)/a%20b/%3Cc%3E?%27z&x%20y=1"},
+        {"http://[::1]:8080/p", "[::1]:8080)/p"},
+        {"http://example.com/a/b/.", "com,example)/a/b/"},
+        {"http://example.com/a/%2E%2e/c", "com,example)/c"},
+        {"http://example.com/?", "com,example)/"},
+        {"http://example.com/a?b&a&&c", "com,example)/a?&a&b&c"},
+        {"https://example.com:443/x", "com,example)/x"},
+        {"http://example.com:443/x", "com,example:443)/x"},
+        {"http://example.com\\\\a\\\\b", "com,example)//a//b"},
+        {"ftp://example.com/", "ftp://example.com/"},
+        {"http://exa mple.com/", "http://exa mple.com/"},
+        {"http://example.com:99999/", "http://example.com:99999/"},
+        {"http://www.example.com./a", ",com,example)/a"},
+        {"http://example.com/caf\xc3\xa9?q=\xc3\xa9", "com,example)/caf%C3%A9?q=%C3%A9"},
+        {"http://wwwx.example.com/", "com,example,wwwx)/"},
+        {"http://127.0.0.1:8917/p/1.html", "1,0,0,127:8917)/p/1.html"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *k = warc_surt(cases[i][0]);
+        ck_assert_msg(strcmp(k, cases[i][1]) == 0, "%s: %s, not %s", cases[i][0], k, cases[i][1]);
+        free(k);
+    }
+}
+END_TEST
+
+/* ---- the contract ---- */
+
+START_TEST(argument_errors)
+{
+    make_dir();
+    sieve_warc *w;
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    ck_assert_int_eq(sieve_warc_open(&w, "", &o), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_warc_open(NULL, "x.warc", &o), SIEVE_EINVAL);
+    o.gzip_level = 10;
+    ck_assert_int_eq(sieve_warc_open(&w, path_in("a.warc"), &o), SIEVE_EINVAL);
+    sieve_warc_options_init(&o);
+    o.mode = SIEVE_WARC_NEXT;
+    ck_assert_int_eq(sieve_warc_open(&w, path_in("a.warc"), &o), SIEVE_EINVAL);
+    sieve_warc_options_init(&o);
+    const char *bad_info[] = {"no colon"};
+    o.info = bad_info;
+    o.n_info = 1;
+    ck_assert_int_eq(sieve_warc_open(&w, path_in("a.warc"), &o), SIEVE_EINVAL);
+    const char *crlf_info[] = {"a: b\r\nWARC-Type: forged"};
+    o.info = crlf_info;
+    ck_assert_int_eq(sieve_warc_open(&w, path_in("a.warc"), &o), SIEVE_EINVAL);
+    ck_assert(!exists(path_in("a.warc")));
+    errno = 0;
+    ck_assert_int_eq(sieve_warc_open(&w, "/nonexistent-dir/a.warc", NULL), SIEVE_EIO);
+    ck_assert_int_eq(errno, ENOENT);
+
+    w = open_archive(path_in("a.warc"), NULL);
+    sieve_warc_fetch *f;
+    sieve_warc_fetch_info fi = {.target_uri = "http://x/ y"};
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_EINVAL);
+    fi.target_uri = "http://x/\r\nWARC-Type: forged";
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_EINVAL);
+    fi.target_uri = "http://x/";
+    fi.ip_address = "not an address";
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_EINVAL);
+    fi.ip_address = "::1";
+    fi.date_us = 1795514400123456; /* 2026-11-24T10:00:00.123456Z */
+
+    /* Out of order. */
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_response_body(f, "x", 1), SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_warc_fetch_response_head(f, "HTTP/1.1 200 OK\r\n\r\n", 19),
+                     SIEVE_ESTATE); /* no request yet */
+    ck_assert_int_eq(sieve_warc_fetch_end(f, NULL, NULL), SIEVE_ESTATE);
+
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, "GET / HTTP/1.1\r\n\r\n", 18), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, "X: y\r\n", 6), SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_warc_fetch_end(f, NULL, NULL), SIEVE_ESTATE); /* no response */
+
+    /* A response that is no HTTP response. */
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, "GET / HTTP/1.1\r\n\r\n", 18), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_response_head(f, "garbage\r\n\r\n", 11), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_response_body(f, "x", 1), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_warc_fetch_response_body(f, "x", 1), SIEVE_EINVAL); /* sticks */
+    ck_assert_int_eq(sieve_warc_fetch_end(f, NULL, NULL), SIEVE_EINVAL);
+
+    /* A bad truncation reason writes nothing. */
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, "GET / HTTP/1.1\r\n\r\n", 18), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_response_head(f, "HTTP/1.1 200 OK\r\n\r\n", 19), SIEVE_OK);
+    uint64_t size = file_size(path_in("a.warc"));
+    ck_assert_int_eq(sieve_warc_fetch_end(f, "a b", NULL), SIEVE_EINVAL);
+    ck_assert_uint_eq(file_size(path_in("a.warc")), size);
+
+    /* A head with no blank line is completed; the date is the caller's. */
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, "GET / HTTP/1.1\r\nHost: x", 23), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_response_head(f, "HTTP/1.1 204 No Content", 23), SIEVE_OK);
+    sieve_warc_fetch_result res;
+    ck_assert_int_eq(sieve_warc_fetch_end(f, "time", &res), SIEVE_OK);
+    raw_rec r = read_at(res.response.path, res.response.offset, res.response.length, false);
+    ck_assert_str_eq((char *)r.block, "HTTP/1.1 204 No Content\r\n\r\n");
+    ck_assert_str_eq(field(r.header, "WARC-Date"), "2026-11-24T10:00:00.123456Z");
+    ck_assert_str_eq(field(r.header, "WARC-IP-Address"), "::1");
+    ck_assert_str_eq(field(r.header, "WARC-Truncated"), "time");
+    raw_free(&r);
+    r = read_at(res.request.path, res.request.offset, res.request.length, false);
+    ck_assert_str_eq((char *)r.block, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    raw_free(&r);
+
+    sieve_warc_fetch_abort(NULL);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_close(NULL), SIEVE_OK);
+    check_file(path_in("a.warc"));
+    uint64_t end;
+    ck_assert_int_eq(sieve_warc_complete_end(NULL, &end, NULL), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_warc_complete_end(path_in("none.warc"), &end, NULL), SIEVE_EIO);
+    ck_assert_int_eq(sieve_warc_index(NULL, 0, stdout, NULL), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_index(NULL, 1, stdout, NULL), SIEVE_EINVAL);
+    remove_dir();
+}
+END_TEST
+
+/* ---- warcio, an independent reader ---- */
+
+/* Writes archives of every kind, indexes them, and has warcio parse each
+ * record, check its digests, and index them for comparison. */
+START_TEST(warcio_agrees)
+{
+    const char *script = getenv("WARCIO_CHECK");
+    const char *prefix = getenv("WARCIO_PREFIX");
+    const char *mjs = getenv("WARCIO_CHECK_MJS");
+    ck_assert_msg(script && prefix && mjs, "WARCIO_CHECK, WARCIO_PREFIX, WARCIO_CHECK_MJS unset");
+    make_dir();
+    unsigned char *page = pattern(7000, 7), *big = pattern(1 << 20, 8);
+    static const char *const chunked_lines[] = {"HTTP/1.1 200 OK\r\n",
+                                                "Content-Type: text/plain; charset=x\r\n",
+                                                "Transfer-Encoding: chunked\r\n", "\r\n", NULL};
+    static const char *const redirect_lines[] = {"HTTP/1.1 301 Moved Permanently\r\n",
+                                                 "Location: /p/2.html\r\n", "\r\n", NULL};
+    const char *urls[] = {"http://127.0.0.1:8917/p/1.html",
+                          "http://www.Example.com/a/./b/../c?z=1&a=2",
+                          "https://WWW.Example.org:443/x%7e?b=%22&a", "http://example.net:8080/",
+                          "http://www3.example.net/caf\xc3\xa9?q=a\"b<c>'d\\"};
+    const char *names[] = {"a.warc", "b.warc.gz", "s.warc.gz"};
+    char cmd[8192];
+    int len =
+        snprintf(cmd, sizeof cmd, "bash '%s' '%s' '%s' '%s/ours.cdxj'", script, prefix, mjs, dir);
+    const char *paths[16];
+    size_t np = 0;
+    for (int k = 0; k < 3; k++) {
+        sieve_warc_options o;
+        sieve_warc_options_init(&o);
+        o.max_bytes = k == 2 ? 400000 : 0;
+        sieve_warc *w = open_archive(path_in(names[k]), &o);
+        for (int i = 0; i < 10; i++) {
+            fetch_spec s = {.url = urls[i % 5],
+                            .body = i == 3 ? big : page,
+                            .body_len = i == 3 ? (1 << 20) : (size_t)(i * 700),
+                            .resp_lines = i == 1   ? chunked_lines
+                                          : i == 4 ? redirect_lines
+                                                   : NULL,
+                            .truncated = i == 5 ? "length" : NULL};
+            ck_assert_int_eq(put_fetch(w, &s, NULL), SIEVE_OK);
+        }
+        ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    }
+    for (int k = 0; k < 3; k++) {
+        if (k < 2) {
+            paths[np++] = strdup(path_in(names[k]));
+            continue;
+        }
+        for (unsigned seq = 1;; seq++) {
+            char n[64];
+            snprintf(n, sizeof n, "s-%05u.warc.gz", seq);
+            if (!exists(path_in(n)))
+                break;
+            paths[np++] = strdup(path_in(n));
+        }
+    }
+    ck_assert_uint_ge(np, 4);
+    for (size_t i = 0; i < np; i++)
+        len += snprintf(cmd + len, sizeof cmd - (size_t)len, " '%s'", paths[i]);
+    FILE *out = fopen(path_in("ours.cdxj"), "w");
+    ck_assert_int_eq(sieve_warc_index(paths, np, out, NULL), SIEVE_OK);
+    fclose(out);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "warcio disagrees (status %d)", st);
+    for (size_t i = 0; i < np; i++)
+        free((char *)paths[i]);
+    free(page);
+    free(big);
+    remove_dir();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("warc");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, plain_archive);
+    tcase_add_test(tc, gzip_archive);
+    tcase_add_test(tc, rotation_plain);
+    tcase_add_test(tc, rotation_gzip);
+    tcase_add_test(tc, torn_tail_plain);
+    tcase_add_test(tc, torn_tail_gzip);
+    tcase_add_test(tc, big_body_plain);
+    tcase_add_test(tc, big_body_gzip);
+    tcase_add_test(tc, surt_keys);
+    tcase_add_test(tc, argument_errors);
+    suite_add_tcase(s, tc);
+    TCase *th = tcase_create("threads");
+    tcase_set_timeout(th, 240);
+    tcase_add_test(th, threads_plain);
+    tcase_add_test(th, threads_gzip);
+    suite_add_tcase(s, th);
+    TCase *wi = tcase_create("warcio");
+    tcase_set_timeout(wi, 240);
+    tcase_add_test(wi, warcio_agrees);
+    suite_add_tcase(s, wi);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
