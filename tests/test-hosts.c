@@ -253,6 +253,24 @@ START_TEST(a_requeued_url_comes_back_first_and_a_held_host_waits)
 }
 END_TEST
 
+/* Giving a URL back counts as a request to its host: what was done in
+ * its place (a robots.txt fetch) was one. */
+START_TEST(a_requeue_restarts_the_hosts_delay)
+{
+    sieve_frontier *f = make(2, 0.3);
+    push(f, "http://a.test/1");
+    char x[64];
+    sieve_url u = take(f, x, sizeof x, "http://a.test/1");
+    struct timespec nap = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    ck_assert_int_eq(sieve_frontier_requeue(f, &u), SIEVE_OK);
+    double ready_in = 0;
+    ck_assert_int_eq(sieve_frontier_try_pop(f, x, sizeof x, &u, &ready_in), SIEVE_EAGAIN);
+    ck_assert_msg(ready_in > 0.25 && ready_in <= 0.3, "ready in %.3f s", ready_in);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 START_TEST(bad_politeness_is_refused)
 {
     sieve_frontier_config cfg;
@@ -281,6 +299,7 @@ int main(void)
     tcase_add_test(tc, the_end_is_detected_with_per_host_queues);
     tcase_add_test(tc, done_frees_only_the_host_of_the_popped_url);
     tcase_add_test(tc, a_requeued_url_comes_back_first_and_a_held_host_waits);
+    tcase_add_test(tc, a_requeue_restarts_the_hosts_delay);
     tcase_add_test(tc, bad_politeness_is_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

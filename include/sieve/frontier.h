@@ -178,10 +178,11 @@ SIEVE_API int sieve_frontier_try_pop(sieve_frontier *f, char *buf, size_t cap, s
  * u->url. Thread-safe. */
 SIEVE_API int sieve_frontier_done(sieve_frontier *f, const sieve_url *u);
 
-/* Gives back a URL popped and not fetched (e.g. its host's robots.txt is
- * not known yet): it is no longer in flight, and pop() returns it again
- * before its host's other URLs, at the host's next turn, with a new
- * ticket. u is checked as done() checks it (SIEVE_ESTATE, nothing
+/* Gives back a URL popped and not fetched (e.g. its host's robots.txt was
+ * fetched in its place): it is no longer in flight, and pop() returns it
+ * again before its host's other URLs, with a new ticket, once the host's
+ * delay has passed from the requeue (what was done in the URL's place
+ * counts as a request to its host). u is checked as done() checks it (SIEVE_ESTATE, nothing
  * changed); it needs per-host scheduling (else SIEVE_ESTATE); SIEVE_ENOMEM
  * leaves it in flight. Thread-safe. */
 SIEVE_API int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u);

@@ -639,7 +639,7 @@ int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
     uint64_t h = url_hash(u->url, u->len);
     pthread_mutex_lock(&f->lock);
     flight *x = flight_of_locked(f, u, h);
-    int rc = x == NULL ? SIEVE_ESTATE : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth);
+    int rc = x == NULL ? SIEVE_ESTATE : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth, now_s());
     if (rc == SIEVE_OK) {
         land_locked(f, x);
         f->st.in_flight--;

@@ -310,7 +310,8 @@ int hosts_done(sieve_hosts *h, uint32_t host_id)
     return !was_ready && h->host[host_id].heap_pos >= 0;
 }
 
-int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag)
+int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag,
+                  double now)
 {
     if (host_id >= h->nhosts || h->host[host_id].in_flight == 0)
         return SIEVE_ESTATE;
@@ -322,6 +323,10 @@ int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len,
         return rc;
     x->in_flight--;
     h->queued++;
+    /* What happened in the URL's place (a robots.txt fetch) was a request
+     * to the host: its delay counts from now. */
+    if (x->next_start < now + x->delay)
+        x->next_start = now + x->delay;
     reconsider(h, host_id);
     return SIEVE_OK;
 }

@@ -36,8 +36,10 @@ int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, ui
 int hosts_done(sieve_hosts *h, uint32_t host_id);
 
 /* Gives back a popped URL of host_id unfetched: it leaves the host's
- * in-flight count and is served again before the host's other URLs. */
-int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag);
+ * in-flight count and is served again before the host's other URLs, not
+ * before the host's delay has passed from now. */
+int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag,
+                  double now);
 
 /* Holds a host (it is given no URL) or releases it. Creates the host if
  * needed. */
