@@ -253,7 +253,7 @@ SIEVE_API int sieve_crawler_run(sieve_crawler *c);
 
 /* Asks the crawl to stop: no new fetch starts, and the transfers in
  * flight get stop_grace_s to finish, with their records; then they are
- * aborted without a record (a resumed crawl fetches them again). A second
+ * aborted without a record, and their URLs are not reported done. A second
  * call aborts them at once. Safe from any thread and from a signal
  * handler (it only stores a flag and writes to a pipe). */
 SIEVE_API void sieve_crawler_stop(sieve_crawler *c);
