@@ -11,6 +11,7 @@
 #ifndef SIEVE_WARC_INTERNAL_H
 #define SIEVE_WARC_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,40 +79,65 @@ bool warc_line_is(const char *line, size_t len, const char *name);
 
 /* ---- warc-spool.c ---- */
 
+/* Deflate streams kept for reuse. Setting one up costs a quarter of a
+ * megabyte of fresh memory, and freeing it gives the memory back to the
+ * kernel: per record, that page-faulting and unmapping cost ten times the
+ * compression of a 7 KB page. A stream is taken when a block starts and
+ * given back, reset, when it ends; the pool keeps as many as were ever in
+ * use at once. Thread-safe. */
+typedef struct warc_zpool {
+    pthread_mutex_t lock;
+    z_stream **free;
+    size_t n, cap;
+    int level, window_bits, mem_level;
+} warc_zpool;
+
+void warc_zpool_init(warc_zpool *p, int level, int window_bits, int mem_level);
+/* A stream ready to compress (raw deflate), or NULL when out of memory. */
+z_stream *warc_zpool_get(warc_zpool *p);
+/* Takes z back, reset; NULL is a no-op. */
+void warc_zpool_put(warc_zpool *p, z_stream *z);
+void warc_zpool_free(warc_zpool *p);
+
 /* Where a block goes as it is fed: bytes, raw or deflated (then it is the
  * deflate body of a gzip member, see warc-spool.c), kept in memory up to
  * a limit and in an unlinked temporary file beyond it. */
 typedef struct warc_spool {
     unsigned char *mem; /* in memory, or the file's write buffer */
     size_t mem_len, mem_cap, limit;
-    int fd;          /* -1 while everything is in memory */
-    uint64_t size;   /* stored bytes, memory and file */
-    const char *dir; /* for the temporary file */
-    bool gzip;
-    z_stream z;
-    bool z_ready;
-    int level;
+    int fd;           /* -1 while everything is in memory */
+    uint64_t size;    /* stored bytes, memory and file */
+    const char *dir;  /* for the temporary file */
+    warc_zpool *pool; /* gzip: where the deflate stream comes from; NULL: raw */
+    z_stream *z;
     uint32_t crc; /* of the bytes fed (gzip) */
     uint64_t fed; /* bytes fed */
     bool finished;
 } warc_spool;
 
-/* dir is kept by reference. */
-void warc_spool_init(warc_spool *s, const char *dir, size_t limit, bool gzip, int level);
+/* dir and pool are kept by reference; pool NULL stores the block raw. */
+void warc_spool_init(warc_spool *s, const char *dir, size_t limit, warc_zpool *pool);
 /* SIEVE_OK, SIEVE_EIO or SIEVE_ENOMEM. */
 int warc_spool_write(warc_spool *s, const void *data, size_t len);
-/* Ends the deflate stream (gzip); then the spool is read-only. */
+/* Ends the deflate stream (gzip) and gives it back; then the spool is
+ * read-only. */
 int warc_spool_finish(warc_spool *s);
 /* Appends the stored bytes at fd's position with write(2). SIEVE_OK or
  * SIEVE_EIO. */
 int warc_spool_copy_to(warc_spool *s, int fd);
 void warc_spool_free(warc_spool *s);
 
+/* The window and memory level of the streams that compress WARC headers:
+ * a header is well under a kilobyte, and small tables reset fast. */
+#define WARC_HEAD_WINDOW_BITS 10
+#define WARC_HEAD_MEM_LEVEL   2
+
 /* One gzip member made of a compressed header and a spool's deflate body:
  * the member's first part (gzip header and deflated text, flushed to a
- * byte boundary) goes into out; the trailer into trailer[8]. */
-int warc_gzip_head(const char *text, size_t len, int level, const warc_spool *body, warc_buf *out,
-                   unsigned char trailer[8]);
+ * byte boundary, with a stream from heads) goes into out; the trailer
+ * into trailer[8]. */
+int warc_gzip_head(const char *text, size_t len, warc_zpool *heads, const warc_spool *body,
+                   warc_buf *out, unsigned char trailer[8]);
 
 /* ---- warc-read.c ---- */
 

@@ -16,8 +16,9 @@
  * file is current (its warcinfo ID goes into the headers), and once to
  * append the two finished records with writev() and copy_file_range(). If
  * the file changed in between - another thread rotated - the small headers
- * are remade under the lock, which happens once per file. There is no
- * compression thread: crawl workers are already one per core, and
+ * are remade under the lock, which happens once per file. Deflate streams
+ * come from a pool and go back to it reset (warc-spool.c says why). There
+ * is no compression thread: crawl workers are already one per core, and
  * compressing in the thread that received the bytes spreads the work over
  * them with no hand-off and no queue to bound.
  *
@@ -68,6 +69,9 @@ struct sieve_warc {
     char warcinfo_id[SIEVE_WARC_ID_SIZE];
     char **paths; /* every file opened, for the locations */
     size_t n_paths;
+
+    /* gzip: deflate streams for blocks and for headers, reused. */
+    warc_zpool blocks, heads;
 };
 
 /* One record of a fetch as it is built. */
@@ -288,22 +292,21 @@ static void cut_back(sieve_warc *w, uint64_t at)
 }
 
 /* Makes r's WARC header (and its gzip framing) from its text. */
-static int rec_frame(const sieve_warc *w, struct rec *r, const warc_buf *text)
+static int rec_frame(sieve_warc *w, struct rec *r, const warc_buf *text)
 {
     if (!w->gzip) {
         r->out.len = 0;
         return warc_buf_add(&r->out, text->data, text->len);
     }
-    return warc_gzip_head(text->data, text->len, w->o.gzip_level, &r->spool, &r->out,
-                          r->gz_trailer);
+    return warc_gzip_head(text->data, text->len, &w->heads, &r->spool, &r->out, r->gz_trailer);
 }
 
 /* ---- records of a fetch ---- */
 
-static void rec_init(const sieve_warc *w, struct rec *r)
+static void rec_init(sieve_warc *w, struct rec *r)
 {
     memset(r, 0, sizeof *r);
-    warc_spool_init(&r->spool, w->tmp_dir, w->o.spool_memory, w->gzip, w->o.gzip_level);
+    warc_spool_init(&r->spool, w->tmp_dir, w->o.spool_memory, w->gzip ? &w->blocks : NULL);
 }
 
 static void rec_free(struct rec *r)
@@ -624,6 +627,8 @@ static void warc_free(sieve_warc *w)
     free(w->tmp_dir);
     free(w->path);
     free(w->base);
+    warc_zpool_free(&w->blocks);
+    warc_zpool_free(&w->heads);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }
@@ -647,6 +652,8 @@ int sieve_warc_open(sieve_warc **out, const char *path, const sieve_warc_options
     if (!w)
         return SIEVE_ENOMEM;
     pthread_mutex_init(&w->lock, NULL);
+    warc_zpool_init(&w->blocks, o->gzip_level, 15, 8);
+    warc_zpool_init(&w->heads, o->gzip_level, WARC_HEAD_WINDOW_BITS, WARC_HEAD_MEM_LEVEL);
     w->o = *o;
     w->fd = -1;
     w->series = o->series || o->max_bytes > 0;
