@@ -9,7 +9,11 @@
  * quotes its attribute parser does not (a '"' inside an unquoted value),
  * so with quotes out of balance a tag may be parsed when its bytes
  * arrive or only at the end, which can change what follows. Skipping
- * text cuts the page after a '>', which is chunking too: the same holds. */
+ * text cuts the page after a '>', which is chunking too: the same holds.
+ *
+ * Every run must also keep within the limits that bound libxml2's work:
+ * no tag read with more than SIEVE_LINKS_MAX_ATTRS attributes, no element
+ * stack deeper than SIEVE_LINKS_MAX_DEPTH. */
 #include <locale.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -84,6 +88,12 @@ static digest run(const uint8_t *data, size_t size, size_t step, const char *cha
     for (size_t off = 0; off < size; off += step)
         sieve_links_feed(lx, data + off, size - off < step ? size - off : step);
     sieve_links_finish(lx);
+    /* The bounds that keep libxml2's work linear hold on any page. */
+    sieve_links_stats st;
+    sieve_links_stats_get(lx, &st);
+    if (st.attrs_max > SIEVE_LINKS_MAX_ATTRS || st.depth_max > SIEVE_LINKS_MAX_DEPTH ||
+        st.cut != (st.cut_reason != NULL))
+        abort();
     sieve_links_free(lx);
     return d;
 }

@@ -85,10 +85,14 @@ static sink run(const char *page, const sieve_links_opts *opts, const char *html
     ck_assert_int_eq(sieve_links_new(&lx, page, opts, on_link, &s), SIEVE_OK);
     if (step == 0)
         step = len ? len : 1;
-    for (size_t off = 0; off < len; off += step) {
+    /* One check after the loop: Check reports every assertion to its
+     * parent process, which would cost a system call per byte fed. */
+    int st = SIEVE_OK;
+    for (size_t off = 0; off < len && st == SIEVE_OK; off += step) {
         size_t n = len - off < step ? len - off : step;
-        ck_assert_int_eq(sieve_links_feed(lx, html + off, n), SIEVE_OK);
+        st = sieve_links_feed(lx, html + off, n);
     }
+    ck_assert_int_eq(st, SIEVE_OK);
     ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
     sieve_links_stats_get(lx, &s.st);
     sieve_links_free(lx);
@@ -658,6 +662,277 @@ START_TEST(skipped_text_leaves_no_buffer_behind)
 }
 END_TEST
 
+/* Bounded cost. libxml2 2.9 compares each attribute of a tag with every
+ * earlier one: before the limit, one tag of 100,000 attributes took
+ * libxml2 ten seconds, and 100,000 stray end tags under 100,000 open
+ * elements seventeen (bench/hostile.c). The tests count what libxml2 was
+ * let do rather than time it. */
+
+/* "<a href=/before>x</a><a href=/early" + n attributes made by fmt from
+ * their index + "><a href=/after>". */
+static char *attrs_page(unsigned n, const char *fmt, size_t *len)
+{
+    size_t cap = (size_t)n * 32 + 256, l = 0;
+    char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    l += (size_t)snprintf(p + l, cap - l, "<html><body><a href=/before>x</a><a href=/early ");
+    char a[64];
+    for (unsigned i = 0; i < n; i++) {
+        /* fmt is one of the test's own literals. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        int k = snprintf(a, sizeof a, fmt, i, i);
+#pragma GCC diagnostic pop
+        memcpy(p + l, a, (size_t)k);
+        l += (size_t)k;
+    }
+    l += (size_t)snprintf(p + l, cap - l, ">y</a><a href=/after>z</a></body></html>");
+    *len = l;
+    return p;
+}
+
+/* "<a href=/before>" + a tag with an href and letters as one run of n
+ * + "<a href=/after>". */
+static char *long_name_page(size_t n, size_t *len)
+{
+    size_t cap = n + 256, l = 0;
+    char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    l += (size_t)snprintf(p, cap, "<a href=/before>x</a><a href=/early ");
+    uint32_t x = 1;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        p[l++] = (char)('a' + (x >> 16) % 26);
+    }
+    l += (size_t)snprintf(p + l, cap - l, ">y</a><a href=/after>");
+    *len = l;
+    return p;
+}
+
+/* Runs a page that a limit cuts after its first two links, in chunks of
+ * several sizes: the same links, the cut told, libxml2's work bounded. */
+static void check_cut_page(const char *page, size_t len, const char *why, size_t most_bytes)
+{
+    static const size_t steps[] = {0, 1, 7, 1000, 16384};
+    sieve_links_opts o = defaults();
+    for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+        sink s = run(PAGE, &o, page, len, steps[k]);
+        ck_assert_msg(strcmp(s.text, "a http://example.com/before\n"
+                                     "a http://example.com/early\n") == 0,
+                      "%s, step %zu:\n%s", why, steps[k], s.text);
+        ck_assert_msg(s.st.cut, "%s, step %zu: not cut", why, steps[k]);
+        ck_assert_str_eq(s.st.cut_reason, "a tag has too many attributes");
+        ck_assert_uint_le(s.st.attrs_max, SIEVE_LINKS_MAX_ATTRS);
+        /* The tag's first thousand attributes, not the page. */
+        ck_assert_uint_lt(s.st.bytes_parsed, most_bytes);
+        free(s.text);
+    }
+}
+
+START_TEST(tag_with_a_hundred_thousand_attributes)
+{
+    size_t len;
+    char *p = attrs_page(100000, " x%u=%u", &len);
+    check_cut_page(p, len, "distinct", 64 * 1024);
+    free(p);
+    /* Quoted, unquoted, valueless and names libxml2 cuts at 100 bytes. */
+    p = attrs_page(100000, " q%u='%u'", &len);
+    check_cut_page(p, len, "quoted", 64 * 1024);
+    free(p);
+    p = attrs_page(100000, " v%u", &len);
+    check_cut_page(p, len, "valueless", 64 * 1024);
+    free(p);
+    p = attrs_page(30000, "y%u=\"%u\"", &len);
+    check_cut_page(p, len, "no blanks", 64 * 1024);
+    free(p);
+    /* libxml2 cuts names at 100 bytes and reads on as a new attribute. */
+    p = long_name_page(50000, &len);
+    sieve_links_opts o = defaults();
+    sink s = run(PAGE, &o, p, len, 4096);
+    ck_assert_str_eq(s.text, "a http://example.com/before\n"
+                             "a http://example.com/early\n"
+                             "a http://example.com/after\n");
+    ck_assert(!s.st.cut);
+    ck_assert_uint_eq(s.st.attrs_max, 1 + 50000 / 100);
+    free(s.text);
+    free(p);
+    p = long_name_page(150000, &len);
+    check_cut_page(p, len, "long names", 110 * 1000);
+    free(p);
+}
+END_TEST
+
+START_TEST(tag_with_a_hundred_thousand_duplicates)
+{
+    size_t len;
+    char *p = attrs_page(100000, " href=a%.0u%.0u", &len);
+    check_cut_page(p, len, "duplicates", 64 * 1024);
+    free(p);
+}
+END_TEST
+
+START_TEST(attributes_below_the_limit_are_read)
+{
+    /* As many attributes as the limit allows, then a long title of words
+     * and a script of them: quoted words are no attributes. */
+    enum { WORDS = 20000 };
+    size_t cap = (size_t)WORDS * 16 + 20000, l = 0;
+    char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    l += (size_t)snprintf(p, cap, "<a href=/many");
+    for (unsigned i = 1; i < SIEVE_LINKS_MAX_ATTRS; i++)
+        l += (size_t)snprintf(p + l, cap - l, " d%u=x", i);
+    l += (size_t)snprintf(p + l, cap - l, "><a title=\"");
+    for (unsigned i = 0; i < WORDS; i++)
+        l += (size_t)snprintf(p + l, cap - l, "w%u ", i);
+    l += (size_t)snprintf(p + l, cap - l, "\" href=/words><script>");
+    for (unsigned i = 0; i < WORDS; i++)
+        l += (size_t)snprintf(p + l, cap - l, "w%u ", i);
+    l += (size_t)snprintf(p + l, cap - l, "</script><a href=/end>");
+    static const size_t steps[] = {0, 1, 13, 4096};
+    for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+        sieve_links_opts o = defaults();
+        sink s = run(PAGE, &o, p, l, steps[k]);
+        ck_assert_msg(strcmp(s.text, "a http://example.com/many\n"
+                                     "a http://example.com/words\n"
+                                     "a http://example.com/end\n") == 0,
+                      "step %zu:\n%s", steps[k], s.text);
+        ck_assert(!s.st.cut);
+        ck_assert_ptr_null(s.st.cut_reason);
+        ck_assert_uint_eq(s.st.attrs_max, SIEVE_LINKS_MAX_ATTRS);
+        free(s.text);
+    }
+    free(p);
+}
+END_TEST
+
+START_TEST(three_megabytes_and_25000_links)
+{
+    enum { N = 25000 };
+    size_t cap = (size_t)N * 200, l = 0;
+    char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    l += (size_t)snprintf(p, cap, "<!DOCTYPE html><html><head><title>t</title></head><body><ul>");
+    for (unsigned i = 0; i < N; i++)
+        l += (size_t)snprintf(
+            p + l, cap - l,
+            "<li class=\"item odd-%u\"><a href=\"/p/%u\" class=\"link nav\" "
+            "title=\"Page %u of the list\" data-id=%u rel=\"noopener\">Page %u</a> "
+            "some words %u</li>\n",
+            i % 2, i, i, i, i, i);
+    l += (size_t)snprintf(p + l, cap - l, "</ul></body></html>");
+    ck_assert_uint_gt(l, 3000000);
+    seen_links s = {.hit = calloc(N, 1), .n = N};
+    ck_assert_ptr_nonnull(s.hit);
+    sieve_links_opts o = defaults();
+    sieve_links *lx;
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_numbered, &s), SIEVE_OK);
+    for (size_t off = 0; off < l; off += 16384)
+        ck_assert_int_eq(sieve_links_feed(lx, p + off, l - off < 16384 ? l - off : 16384),
+                         SIEVE_OK);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    sieve_links_stats st;
+    sieve_links_stats_get(lx, &st);
+    ck_assert(!st.cut);
+    ck_assert_uint_eq(st.passed, N);
+    ck_assert_uint_eq(s.calls, N);
+    ck_assert_uint_eq(s.bad, 0);
+    sieve_links_free(lx);
+    free(s.hit);
+    free(p);
+}
+END_TEST
+
+START_TEST(deep_nesting_and_stray_end_tags)
+{
+    enum { DEPTH = 200000 };
+    size_t cap = (size_t)DEPTH * 12 + 256, l = 0;
+    char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    l += (size_t)snprintf(p, cap, "<a href=/first>");
+    for (unsigned i = 0; i < DEPTH; i++)
+        l += (size_t)snprintf(p + l, cap - l, "<div>");
+    /* Each of these makes libxml2 search its whole stack. */
+    for (unsigned i = 0; i < DEPTH; i++)
+        l += (size_t)snprintf(p + l, cap - l, i % 2 ? "</x>" : "<body>");
+    l += (size_t)snprintf(p + l, cap - l,
+                          "<script>var s = '<a href=/in-script>';</script><a href=/last>");
+    sieve_links_opts o = defaults();
+    sink s = run(PAGE, &o, p, l, 16384);
+    ck_assert_str_eq(s.text, "a http://example.com/first\n"
+                             "a http://example.com/last\n");
+    ck_assert(!s.st.cut);
+    ck_assert_uint_le(s.st.depth_max, SIEVE_LINKS_MAX_DEPTH);
+    ck_assert_uint_ge(s.st.depth_capped, DEPTH - SIEVE_LINKS_MAX_DEPTH);
+    free(s.text);
+    free(p);
+}
+END_TEST
+
+/* The ASCII page as UTF-16LE. */
+static char *utf16le(const char *ascii, size_t n, size_t *len)
+{
+    char *p = malloc(2 * n);
+    ck_assert_ptr_nonnull(p);
+    for (size_t i = 0; i < n; i++) {
+        p[2 * i] = ascii[i];
+        p[2 * i + 1] = 0;
+    }
+    *len = 2 * n;
+    return p;
+}
+
+START_TEST(charsets_that_hide_ascii_are_bounded_too)
+{
+    sieve_links_opts o = defaults();
+    o.charset = "UTF-16LE";
+    size_t n, len;
+    char *ascii = many_links_page(2000, &n);
+    char *p = utf16le(ascii, n, &len);
+    sink s = run(PAGE, &o, p, len, 4096);
+    ck_assert(!s.st.cut);
+    ck_assert_uint_eq(s.st.passed, 2000);
+    free(s.text);
+    free(p);
+    free(ascii);
+
+    ascii = attrs_page(100000, " x%u=%u", &n);
+    p = utf16le(ascii, n, &len);
+    s = run(PAGE, &o, p, len, 16384);
+    ck_assert_str_eq(s.text, "a http://example.com/before\n");
+    ck_assert(s.st.cut);
+    ck_assert_ptr_nonnull(s.st.cut_reason);
+    ck_assert_uint_le(s.st.attrs_max, SIEVE_LINKS_MAX_ATTRS);
+    ck_assert_uint_lt(s.st.bytes_parsed, 64 * 1024);
+    free(s.text);
+    free(p);
+    free(ascii);
+}
+END_TEST
+
+START_TEST(meta_charset_is_read_early_only)
+{
+    /* A <meta> switches the encoding in the first 64 KiB, not later. */
+    size_t cap = 80 * 1024, l = 0;
+    char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    l += (size_t)snprintf(p, cap,
+                          "<html><head><meta charset=\"iso-8859-1\"></head>"
+                          "<body><a href=\"/\xc3\xa9\">");
+    sink s = check_page(p, "a http://example.com/%C3%83%C2%A9\n");
+    free(s.text);
+    l = (size_t)snprintf(p, cap, "<html><head>");
+    while (l < 70 * 1024)
+        l += (size_t)snprintf(p + l, cap - l, "<link rel=x href=y>");
+    l += (size_t)snprintf(p + l, cap - l,
+                          "<meta charset=\"iso-8859-1\"></head>"
+                          "<body><a href=\"/\xc3\xa9\">");
+    s = check_page(p, "a http://example.com/%C3%A9\n");
+    free(s.text);
+    free(p);
+}
+END_TEST
+
 START_TEST(api_contract)
 {
     sieve_links_opts o = defaults();
@@ -718,6 +993,13 @@ int main(void)
     tcase_add_test(tc, skipped_text_changes_no_link);
     tcase_add_test(tc, skipping_stops_at_bytes_that_are_not_utf8);
     tcase_add_test(tc, skipped_text_leaves_no_buffer_behind);
+    tcase_add_test(tc, tag_with_a_hundred_thousand_attributes);
+    tcase_add_test(tc, tag_with_a_hundred_thousand_duplicates);
+    tcase_add_test(tc, attributes_below_the_limit_are_read);
+    tcase_add_test(tc, three_megabytes_and_25000_links);
+    tcase_add_test(tc, deep_nesting_and_stray_end_tags);
+    tcase_add_test(tc, charsets_that_hide_ascii_are_bounded_too);
+    tcase_add_test(tc, meta_charset_is_read_early_only);
     tcase_add_test(tc, api_contract);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -28,6 +28,24 @@
  * browsers do. NUL bytes are dropped (unless the caller's charset is
  * UTF-16 or UTF-32).
  *
+ * Bounded cost: libxml2 2.9 compares each attribute of a tag with every
+ * earlier one, and each end tag with every open element, which made one
+ * hostile page of a megabyte cost minutes. Both are bounded by counts, so
+ * a page costs time linear in its size, and so does each feed of a
+ * bounded chunk. An element nested deeper than SIEVE_LINKS_MAX_DEPTH takes
+ * its parent's place (no link depends on it; depth_capped counts them). A
+ * start tag is never handed to libxml2 with more than
+ * SIEVE_LINKS_MAX_ATTRS attributes: one that has more is read up to its
+ * last attribute within the limit (its link is delivered if it comes that
+ * early) and the page ends there. With a charset whose converter does not
+ * keep ASCII bytes as they are (UTF-16, UTF-7, EBCDIC), the extractor
+ * cannot count ahead of libxml2: the page then ends at a start tag longer
+ * than 16 KiB or with more than half the limit of attributes. A page ended
+ * by a limit is not an error: feed and finish go on returning SIEVE_OK and
+ * ignore the rest, and stats.cut and stats.cut_reason tell, with the links
+ * delivered before the cut standing. A <meta> charset is honoured in the
+ * first 64 KiB of the page only (browsers look at the first 1,024 bytes).
+ *
  * Speed: libxml2 reads every tag, comment and script, but runs of text
  * between tags, which no link depends on, are not handed to it once it is
  * known to be reading element content in UTF-8 (text_skipped in the stats
@@ -90,15 +108,30 @@ typedef struct sieve_links_opts {
 /* Default of max_pending: 16 MiB. */
 #define SIEVE_LINKS_MAX_PENDING (16u * 1024 * 1024)
 
+/* Most attributes libxml2 is let read in one start tag. */
+#define SIEVE_LINKS_MAX_ATTRS 1000
+
+/* Deepest nesting of elements libxml2 is let keep. */
+#define SIEVE_LINKS_MAX_DEPTH 256
+
 typedef struct sieve_links_stats {
-    uint64_t found;        /* candidate attributes seen, refused or not */
-    uint64_t passed;       /* delivered with SIEVE_OK */
-    uint64_t nofollow;     /* skipped for rel=nofollow */
-    uint64_t scheme;       /* refused: not http(s) (javascript:, mailto:, ...) */
-    uint64_t trap;         /* refused: too long, too many or repeated segments */
-    uint64_t invalid;      /* refused: malformed */
-    bool base_used;        /* a <base href> changed the base of later links */
-    uint64_t text_skipped; /* bytes of text never handed to libxml2 */
+    uint64_t found;         /* candidate attributes seen, refused or not */
+    uint64_t passed;        /* delivered with SIEVE_OK */
+    uint64_t nofollow;      /* skipped for rel=nofollow */
+    uint64_t scheme;        /* refused: not http(s) (javascript:, mailto:, ...) */
+    uint64_t trap;          /* refused: too long, too many or repeated segments */
+    uint64_t invalid;       /* refused: malformed */
+    bool base_used;         /* a <base href> changed the base of later links */
+    uint64_t text_skipped;  /* bytes of text never handed to libxml2 */
+    uint64_t bytes_parsed;  /* bytes handed to libxml2 */
+    size_t attrs_max;       /* most attributes libxml2 read in one start tag:
+                               at most SIEVE_LINKS_MAX_ATTRS */
+    size_t depth_max;       /* deepest libxml2's stack of open elements got:
+                               at most SIEVE_LINKS_MAX_DEPTH */
+    uint64_t depth_capped;  /* elements that took their parent's place */
+    bool cut;               /* a limit ended the page early (see "Bounded
+                               cost"): links after the cut are missing */
+    const char *cut_reason; /* why, in a few words, when cut; else NULL */
 } sieve_links_stats;
 
 /* Initializes libxml2's parser globals and silences libxml2's generic
@@ -121,7 +154,9 @@ SIEVE_API int sieve_links_new(sieve_links **out, const char *page_url, const sie
  * sequence. Returns SIEVE_OK; SIEVE_ESTATE after sieve_links_finish();
  * SIEVE_EINVAL for NULL arguments; SIEVE_ETOOLONG when the parser holds
  * more than max_pending unparsed bytes, SIEVE_ENOMEM if it ran out of
- * memory: the page is abandoned and later calls return the same error. */
+ * memory: the page is abandoned and later calls return the same error.
+ * After a limit cut the page (stats.cut), the rest is ignored and
+ * SIEVE_OK returned. */
 SIEVE_API int sieve_links_feed(sieve_links *lx, const void *data, size_t len);
 
 /* Ends the page: delivers links still held back (a tag cut off at the
