@@ -1010,13 +1010,18 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A URL-like 70-byte payload carrying its index. */
+/* A URL-like 70-byte payload carrying its index in hex: cheap enough
+ * (about 10 ns) not to weigh on the figures. */
 static void bench_payload(uint64_t i, unsigned char *p)
 {
-    int n =
-        snprintf((char *)p, 71, "https://host-%05u.example.org/path/to/page-%021" PRIu64 ".html",
-                 (unsigned)(i % 65536), i);
-    ck_assert_int_eq(n, 70);
+    static const char tmpl[] =
+        "https://host-0000.example.org/path/to/page-0000000000000000.html?q=123";
+    static const char hex[] = "0123456789abcdef";
+    memcpy(p, tmpl, 70);
+    for (int k = 0; k < 4; k++)
+        p[13 + k] = (unsigned char)hex[(i >> (4 * (3 - k))) & 15];
+    for (int k = 0; k < 16; k++)
+        p[43 + k] = (unsigned char)hex[(i >> (4 * (15 - k))) & 15];
 }
 
 static void bench_report(const char *what, uint64_t n, uint64_t bytes, double s)
@@ -1039,10 +1044,11 @@ static void bench_write(const char *dir, uint64_t n, size_t batch)
             bench_payload(i + m, payloads[m]);
             recs[m] = (journal_record){.type = 1, .payload = payloads[m], .len = 70};
         }
-        if (batch == 1)
-            ck_assert_int_eq(journal_append(j, 1, payloads[0], 70, NULL), SIEVE_OK);
-        else
-            ck_assert_int_eq(journal_append_batch(j, recs, k, NULL, NULL), SIEVE_OK);
+        /* No ck_assert here: each records its place through a file. */
+        int rc = batch == 1 ? journal_append(j, 1, payloads[0], 70, NULL)
+                            : journal_append_batch(j, recs, k, NULL, NULL);
+        if (rc != SIEVE_OK)
+            ck_abort_msg("record %" PRIu64 ": %s", i, journal_message(j));
     }
     double t1 = now();
     ck_assert_int_eq(journal_sync(j), SIEVE_OK);
@@ -1068,7 +1074,8 @@ static void bench_read(const char *dir, uint64_t n)
         /* Check a sample: a full comparison would time memcmp. */
         if (i % 4096 == 0) {
             bench_payload(i, want);
-            ck_assert_mem_eq(payload, want, 70);
+            if (len != 70 || memcmp(payload, want, 70) != 0)
+                ck_abort_msg("record %" PRIu64 " differs", i);
         }
         i++;
     }
