@@ -94,6 +94,10 @@ typedef struct sieve_frontier_config {
     sieve_politeness politeness;
     sieve_frontier_wake_fn on_wake; /* default NULL */
     void *wake_ud;                  /* passed to on_wake */
+    /* sieve_frontier_open() only: what else gives the state its meaning,
+     * as "name=value" lines (the crawl's scope, say). Stored with the
+     * state; an open with other text is refused. Default NULL. */
+    const char *state_meaning;
 } sieve_frontier_config;
 
 typedef struct sieve_frontier_stats {
@@ -112,6 +116,7 @@ typedef struct sieve_frontier_stats {
     unsigned layers;      /* Bloom layers (grow policy), 0 for exact */
     uint64_t hosts;       /* hosts known to the per-host scheduler */
     int closed;           /* close() was called */
+    uint64_t recovered;   /* URLs queued again by sieve_frontier_open() */
 } sieve_frontier_stats;
 
 /* Fills cfg with the defaults. */
@@ -120,6 +125,33 @@ SIEVE_API void sieve_frontier_config_init(sieve_frontier_config *cfg);
 /* Creates a frontier. SIEVE_EINVAL for max_url_len 0 or an invalid seen
  * config; the errors of sieve_seen_new(); SIEVE_ENOMEM. */
 SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg);
+
+/* Opens a durable frontier whose state lives in directory dir (created
+ * if missing): the same frontier as sieve_frontier_new() makes, whose
+ * queue and seen-set survive the process. Every URL a push enqueues is
+ * journaled before the push returns, and every done() before it returns;
+ * an open after a kill (even SIGKILL) queues again, in their order, the
+ * URLs pushed and never reported done, those in flight at the kill
+ * included (stats.recovered counts them). sieve_frontier_sync() makes
+ * the journal survive a power loss too. The directory is locked while
+ * open. Errors, each logged through cfg->logger with the file and what
+ * to do: SIEVE_ESTATE (another process has it open), SIEVE_EMISMATCH (it
+ * was made with another seen-set or state_meaning), SIEVE_EFORMAT,
+ * SIEVE_ECHECKSUM, SIEVE_ETRUNCATED, SIEVE_EVERSION (damaged files, or
+ * another format), SIEVE_EIO (errno), and those of sieve_frontier_new().
+ * A torn last journal record, left by a crash, is cut with a warning.
+ * A journal write that fails (a full disk) makes that push or done()
+ * return SIEVE_EIO and closes the frontier; the state stays as the last
+ * complete record left it, and opens again once there is room. In this
+ * version the whole journal is read at open and kept, and the queue is in
+ * memory (docs/durable-frontier.md: checkpoints and the queue on disk
+ * come next). mark_seen() is not journaled. */
+SIEVE_API int sieve_frontier_open(sieve_frontier **out, const char *dir,
+                                  const sieve_frontier_config *cfg);
+
+/* Makes all that a durable frontier has journaled survive a power loss
+ * (fdatasync). SIEVE_OK at once for an in-memory frontier; SIEVE_EIO. */
+SIEVE_API int sieve_frontier_sync(sieve_frontier *f);
 
 /* Frees the frontier. No thread may be inside another frontier call. */
 SIEVE_API void sieve_frontier_free(sieve_frontier *f);

@@ -24,7 +24,7 @@ typedef enum sieve_status {
     SIEVE_ECHECKSUM = -6,  /* a file's checksum does not match its contents */
     SIEVE_ETRUNCATED = -7, /* a file ends before its header says it does */
     SIEVE_EVERSION = -8,   /* a file's format version is not supported */
-    SIEVE_EMISMATCH = -9,  /* two filters differ in shape or seed */
+    SIEVE_EMISMATCH = -9,  /* two filters differ in shape or seed, or a state its options */
     SIEVE_EEMPTY = -10,    /* an empty URL or key */
     SIEVE_ETOOLONG = -11,  /* a URL or key longer than the configured limit */
     SIEVE_EURL = -12,      /* a string that is not a URL */

@@ -42,6 +42,7 @@
 #include <xxhash.h>
 
 #include "bytes.h"
+#include "frontier-state.h"
 #include "hosts.h"
 #include "sieve/fifo.h"
 #include "sieve/frontier.h"
@@ -81,6 +82,7 @@ struct sieve_frontier {
     unsigned waiters;
     sieve_frontier_wake_fn on_wake;
     void *wake_ud;
+    fstate *state;   /* durable: the state directory; NULL in memory */
     flight *flights; /* the URLs in flight, by ticket index */
     uint32_t nflights, cap_flights;
     uint32_t free_flight; /* head of the free slots, or FLIGHT_NONE */
@@ -106,6 +108,7 @@ void sieve_frontier_config_init(sieve_frontier_config *cfg)
         (sieve_politeness){.enabled = false, .max_conns = 2, .delay_s = 1.0, .max_delay_s = 30.0};
     cfg->on_wake = NULL;
     cfg->wake_ud = NULL;
+    cfg->state_meaning = NULL;
 }
 
 int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
@@ -165,8 +168,67 @@ void sieve_frontier_free(sieve_frontier *f)
     hosts_free(f->hosts);
     sieve_fifo_free(f->queue);
     sieve_seen_free(f->seen);
+    fstate_close(f->state);
     free(f->flights);
     free(f);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- a durable frontier: the journal replayed into a new one ---- */
+
+static void replay_seen(void *ud, const char *url, size_t len)
+{
+    sieve_frontier *f = ud;
+    sieve_seen_add(f->seen, url, len); /* SIEVE_SEEN is fine: it was queued */
+}
+
+static int replay_pending(void *ud, const char *url, size_t len, uint32_t tag)
+{
+    sieve_frontier *f = ud;
+    int rc = f->hosts != NULL ? hosts_push(f->hosts, url, len, tag, now_s())
+                              : sieve_fifo_push(f->queue, url, len, tag);
+    f->st.enqueued += rc == SIEVE_OK;
+    return rc;
+}
+
+int sieve_frontier_open(sieve_frontier **out, const char *dir, const sieve_frontier_config *cfg)
+{
+    if (out == NULL || dir == NULL || cfg == NULL)
+        return SIEVE_EINVAL;
+    sieve_frontier *f;
+    int rc = sieve_frontier_new(&f, cfg);
+    if (rc != SIEVE_OK)
+        return rc;
+    rc = fstate_open(&f->state, dir, cfg);
+    uint64_t pending = 0, done = 0;
+    if (rc == SIEVE_OK)
+        rc = fstate_replay(f->state, replay_seen, replay_pending, f, &pending, &done);
+    if (rc != SIEVE_OK) {
+        sieve_frontier_free(f);
+        return rc;
+    }
+    f->st.recovered = pending;
+    f->st.done = done;
+    *out = f;
+    return SIEVE_OK;
+}
+
+int sieve_frontier_sync(sieve_frontier *f)
+{
+    if (f == NULL)
+        return SIEVE_EINVAL;
+    if (f->state == NULL)
+        return SIEVE_OK;
+    pthread_mutex_lock(&f->lock);
+    int rc = fstate_sync(f->state);
+    pthread_mutex_unlock(&f->lock);
+    return rc;
 }
 
 /* Nonzero bytes where v holds a byte at most 0x20 or 0x7f. */
@@ -353,13 +415,6 @@ int sieve_frontier_push(sieve_frontier *f, const char *url, size_t len, uint32_t
     return rc < 0 ? rc : result;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Validates and hashes urls[0..n) outside the lock. */
 static void prepare(const sieve_frontier *f, const sieve_url *urls, size_t n, int *status,
                     sieve_hash *hash)
@@ -371,10 +426,33 @@ static void prepare(const sieve_frontier *f, const sieve_url *urls, size_t n, in
     }
 }
 
+/* Journals the URLs a push step enqueued. If that fails they are in
+ * memory only, so the frontier closes before anyone can pop them: the
+ * state on disk stays as the last complete record left it, and their
+ * page, never done, is fetched again after a restart. */
+static bool journal_locked(sieve_frontier *f, const sieve_url *urls, size_t n, int *status,
+                           int *failed)
+{
+    int take[BATCH_STEP];
+    for (size_t i = 0; i < n; i++)
+        take[i] = status[i] == SIEVE_OK;
+    int rc = fstate_log_pushes(f->state, urls, take, n);
+    if (rc == SIEVE_OK)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (take[i])
+            status[i] = rc;
+    *failed = rc;
+    f->st.closed = 1;
+    wake_locked(f, true);
+    return false;
+}
+
 /* Pushes at most BATCH_STEP URLs under one lock; returns how many were
- * enqueued, and sets *nomem if an append failed. */
+ * enqueued, and sets *failed if an append (SIEVE_ENOMEM) or the journal
+ * (SIEVE_EIO) failed. */
 static uint64_t push_step(sieve_frontier *f, const sieve_url *urls, size_t n, int *status,
-                          int *nomem)
+                          int *failed)
 {
     sieve_hash hash[BATCH_STEP];
     prepare(f, urls, n, status, hash);
@@ -395,8 +473,10 @@ static uint64_t push_step(sieve_frontier *f, const sieve_url *urls, size_t n, in
         if (status[i] == SIEVE_OK)
             added++;
         else if (status[i] == SIEVE_ENOMEM)
-            *nomem = 1;
+            *failed = SIEVE_ENOMEM;
     }
+    if (f->state != NULL && added > 0 && !journal_locked(f, urls, n, status, failed))
+        added = 0;
     after_enqueue_locked(f, added, &pl);
     pthread_mutex_unlock(&f->lock);
     emit_pending(f, &pl);
@@ -408,15 +488,15 @@ int sieve_frontier_push_batch(sieve_frontier *f, const sieve_url *urls, size_t n
     if (f == NULL || (urls == NULL && n > 0))
         return SIEVE_EINVAL;
     uint64_t added = 0;
-    int nomem = 0;
+    int failed = 0;
     int scratch[BATCH_STEP];
     for (size_t at = 0; at < n; at += BATCH_STEP) {
         size_t step = n - at < BATCH_STEP ? n - at : BATCH_STEP;
         int *status = results != NULL ? results + at : scratch;
-        added += push_step(f, urls + at, step, status, &nomem);
+        added += push_step(f, urls + at, step, status, &failed);
     }
-    if (nomem)
-        return SIEVE_ENOMEM;
+    if (failed)
+        return failed;
     return added > INT32_MAX ? INT32_MAX : (int)added;
 }
 
@@ -608,6 +688,18 @@ int sieve_frontier_try_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *
     return rc;
 }
 
+/* Journals a done(); if that fails the frontier closes, as after a push
+ * that could not be journaled. */
+static int log_done_locked(sieve_frontier *f, const sieve_url *u)
+{
+    int rc = fstate_log_done(f->state, fstate_url_hash(u->url, u->len));
+    if (rc != SIEVE_OK) {
+        f->st.closed = 1;
+        wake_locked(f, true);
+    }
+    return rc;
+}
+
 int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
 {
     if (f == NULL || u == NULL || u->url == NULL)
@@ -616,6 +708,8 @@ int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
     pthread_mutex_lock(&f->lock);
     int rc = SIEVE_ESTATE;
     flight *x = flight_of_locked(f, u, h);
+    if (x != NULL && f->state != NULL && (rc = log_done_locked(f, u)) != SIEVE_OK)
+        x = NULL; /* not journaled: it stays in flight */
     if (x != NULL && (f->hosts == NULL || (rc = hosts_done(f->hosts, x->host)) >= 0)) {
         land_locked(f, x);
         f->st.in_flight--;
@@ -639,7 +733,8 @@ int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
     uint64_t h = url_hash(u->url, u->len);
     pthread_mutex_lock(&f->lock);
     flight *x = flight_of_locked(f, u, h);
-    int rc = x == NULL ? SIEVE_ESTATE : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth, now_s());
+    int rc = x == NULL ? SIEVE_ESTATE
+                       : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth, now_s());
     if (rc == SIEVE_OK) {
         land_locked(f, x);
         f->st.in_flight--;

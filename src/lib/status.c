@@ -25,7 +25,8 @@ const char *sieve_strerror(int status)
     case SIEVE_EVERSION:
         return "unsupported file format version";
     case SIEVE_EMISMATCH:
-        return "filters differ in shape or seed";
+        return "made with other settings (filters that differ in shape or seed, or a state of "
+               "other options)";
     case SIEVE_EEMPTY:
         return "empty URL";
     case SIEVE_ETOOLONG:

@@ -1,0 +1,321 @@
+/* test-frontier-state.c - a frontier opened on a state directory: what a
+ * kill leaves is exactly the URLs pushed and not done, in their order; a
+ * second opener, other settings, a full disk and damaged files are
+ * refused or recovered, never silently reset.
+ *
+ * Kills are real: a forked child works on the frontier and SIGKILLs
+ * itself, and the parent opens what it left. */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sieve/frontier.h"
+#include "sieve/status.h"
+
+static char dir[64];
+static char logged[1024];
+
+static void keep_log(void *ctx, sieve_log_level level, const char *msg)
+{
+    (void)ctx, (void)level;
+    snprintf(logged, sizeof logged, "%s", msg);
+}
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/sieve-fstate-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    logged[0] = '\0';
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static sieve_frontier_config config(int per_host)
+{
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    cfg.seen.capacity = 100000;
+    cfg.politeness =
+        (sieve_politeness){.enabled = per_host, .max_conns = 1000, .delay_s = 0, .max_delay_s = 30};
+    cfg.logger = (sieve_logger){.fn = keep_log, .level = SIEVE_LOG_WARN};
+    cfg.state_meaning = "scope=host";
+    return cfg;
+}
+
+static sieve_frontier *open_state(int per_host)
+{
+    sieve_frontier_config cfg = config(per_host);
+    sieve_frontier *f = NULL;
+    int rc = sieve_frontier_open(&f, dir, &cfg);
+    ck_assert_msg(rc == SIEVE_OK, "open: %s: %s", sieve_strerror(rc), logged);
+    return f;
+}
+
+static void url_of(char *buf, size_t cap, int i)
+{
+    snprintf(buf, cap, "http://h%d.test/page/%d", i % 7, i);
+}
+
+static void push_range(sieve_frontier *f, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        char u[64];
+        url_of(u, sizeof u, i);
+        ck_assert_int_eq(sieve_frontier_push(f, u, strlen(u), (uint32_t)i), SIEVE_OK);
+    }
+}
+
+/* Pops everything left and returns the URL numbers, in pop order. */
+static int drain(sieve_frontier *f, int *got, int cap)
+{
+    int n = 0;
+    char buf[128];
+    sieve_url u;
+    while (sieve_frontier_pop(f, buf, sizeof buf, &u, 0) == SIEVE_OK) {
+        ck_assert_int_lt(n, cap);
+        got[n++] = (int)u.depth;
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    }
+    return n;
+}
+
+/* A child pushes 0..299, pops 100 of them, reports done those whose
+ * number is not 1 mod 5 (telling the parent which through a pipe), and is
+ * killed. Reopened: every URL not reported done comes back, once, and no
+ * other; every URL pushed is still seen. */
+START_TEST(a_kill_leaves_exactly_what_was_not_done)
+{
+    int per_host = _i;
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        sieve_frontier_config cfg = config(per_host);
+        sieve_frontier *f;
+        if (sieve_frontier_open(&f, dir, &cfg) != SIEVE_OK)
+            _exit(3);
+        push_range(f, 0, 300);
+        char buf[100][128];
+        sieve_url u[100];
+        for (int i = 0; i < 100; i++)
+            if (sieve_frontier_pop(f, buf[i], sizeof buf[i], &u[i], 0) != SIEVE_OK)
+                _exit(4);
+        for (int i = 0; i < 100; i++) {
+            if (u[i].depth % 5 == 1)
+                continue;
+            if (sieve_frontier_done(f, &u[i]) != SIEVE_OK)
+                _exit(5);
+            int done = (int)u[i].depth;
+            if (write(fds[1], &done, sizeof done) != sizeof done)
+                _exit(6);
+        }
+        kill(getpid(), SIGKILL);
+        _exit(6);
+    }
+    close(fds[1]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
+    char done[300] = {0};
+    int ndone = 0, d;
+    while (read(fds[0], &d, sizeof d) == sizeof d) {
+        ck_assert(d >= 0 && d < 300);
+        done[d] = 1;
+        ndone++;
+    }
+    close(fds[0]);
+    ck_assert_int_ge(ndone, 50); /* most of the 100 popped */
+
+    sieve_frontier *f = open_state(per_host);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    /* which 100 were popped depends on the scheduling: count them */
+    static int got[400];
+    int n = drain(f, got, 400);
+    ck_assert_uint_eq(st.recovered, (uint64_t)n);
+    char seen[300] = {0};
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_lt(got[i], 300);
+        ck_assert_msg(!seen[got[i]], "URL %d came back twice", got[i]);
+        ck_assert_msg(!done[got[i]], "URL %d was done and came back", got[i]);
+        seen[got[i]] = 1;
+    }
+    ck_assert_int_eq(n, 300 - ndone); /* so every URL not done came back */
+    for (int i = 0; i < 300; i++) {
+        char u[64];
+        url_of(u, sizeof u, i);
+        ck_assert_int_eq(sieve_frontier_push(f, u, strlen(u), 0), SIEVE_SEEN);
+    }
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* Without per-host scheduling the order is the push order exactly. */
+START_TEST(recovered_urls_keep_their_order)
+{
+    sieve_frontier *f = open_state(0);
+    push_range(f, 0, 50);
+    sieve_frontier_free(f); /* a clean close is a kill as far as the state goes */
+    f = open_state(0);
+    push_range(f, 50, 80);
+    sieve_frontier_free(f);
+    f = open_state(0);
+    int got[100];
+    ck_assert_int_eq(drain(f, got, 100), 80);
+    for (int i = 0; i < 80; i++)
+        ck_assert_int_eq(got[i], i);
+    sieve_frontier_free(f);
+    /* all done: a rerun finds nothing to do */
+    f = open_state(0);
+    char buf[64];
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_EDRAINED);
+    ck_assert_int_eq(sieve_frontier_sync(f), SIEVE_OK);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(a_second_opener_is_refused)
+{
+    sieve_frontier *f = open_state(1);
+    sieve_frontier_config cfg = config(1);
+    sieve_frontier *g = NULL;
+    ck_assert_int_eq(sieve_frontier_open(&g, dir, &cfg), SIEVE_ESTATE);
+    ck_assert_ptr_null(g);
+    ck_assert_msg(strstr(logged, "in use") != NULL, "%s", logged);
+    sieve_frontier_free(f);
+    f = open_state(1); /* free() released it */
+    sieve_frontier_free(f);
+}
+END_TEST
+
+START_TEST(other_settings_are_refused_with_what_differs)
+{
+    sieve_frontier *f = open_state(0);
+    push_range(f, 0, 3);
+    sieve_frontier_free(f);
+    sieve_frontier_config cfg = config(0);
+    cfg.seen.fp_rate = 0.01;
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_EMISMATCH);
+    ck_assert_msg(strstr(logged, "seen.fp_rate=0.01") && strstr(logged, "seen.fp_rate=0.0001"),
+                  "%s", logged);
+    cfg = config(0);
+    cfg.state_meaning = "scope=domain";
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_EMISMATCH);
+    ck_assert_msg(strstr(logged, "scope=domain") && strstr(logged, "scope=host"), "%s", logged);
+}
+END_TEST
+
+/* A full disk (here a file size limit): the push fails with SIEVE_EIO and
+ * the frontier closes; what was journaled before is all there on the next
+ * open, which can push again. */
+START_TEST(a_full_disk_stops_and_the_state_resumes)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        sieve_frontier_config cfg = config(1);
+        sieve_frontier *f;
+        if (sieve_frontier_open(&f, dir, &cfg) != SIEVE_OK)
+            _exit(3);
+        struct rlimit rl = {.rlim_cur = 8192, .rlim_max = RLIM_INFINITY};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        int rc = SIEVE_OK, i = 0;
+        for (; i < 10000 && rc == SIEVE_OK; i++) {
+            char u[64];
+            url_of(u, sizeof u, i);
+            rc = sieve_frontier_push(f, u, strlen(u), (uint32_t)i);
+        }
+        char buf[64];
+        sieve_url u;
+        int closed = sieve_frontier_pop(f, buf, sizeof buf, &u, 0) == SIEVE_ECLOSED;
+        _exit(rc == SIEVE_EIO && errno == EFBIG && closed ? 0 : 10);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+    sieve_frontier *f = open_state(1);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_gt(st.recovered, 10);
+    uint64_t before = st.recovered;
+    push_range(f, 20000, 20010);
+    static int got[12000];
+    ck_assert_int_eq(drain(f, got, 12000), (int)before + 10);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* Damage that is not a torn tail is refused, naming the file. */
+START_TEST(damaged_state_files_are_refused)
+{
+    sieve_frontier *f = open_state(0);
+    push_range(f, 0, 20);
+    sieve_frontier_free(f);
+    char path[128];
+    snprintf(path, sizeof path, "%s/STATE", dir);
+    FILE *fp = fopen(path, "r+");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, -3, SEEK_END);
+    fputc('#', fp);
+    fclose(fp);
+    sieve_frontier_config cfg = config(0);
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_ECHECKSUM);
+    ck_assert_msg(strstr(logged, "STATE") != NULL, "%s", logged);
+}
+END_TEST
+
+/* The last journal record cut short (a kill in the middle of a write):
+ * cut with a warning, every whole record kept. */
+START_TEST(a_torn_journal_tail_is_cut)
+{
+    sieve_frontier *f = open_state(0);
+    push_range(f, 0, 10);
+    sieve_frontier_free(f);
+    char path[128];
+    snprintf(path, sizeof path, "%s/journal/00000001.log", dir);
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(truncate(path, sb.st_size - 5), 0);
+    f = open_state(0);
+    ck_assert_msg(strstr(logged, "journal") != NULL, "%s", logged);
+    int got[20];
+    ck_assert_int_eq(drain(f, got, 20), 9);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("frontier-state");
+    TCase *tc = tcase_create("state");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, a_kill_leaves_exactly_what_was_not_done, 0, 2);
+    tcase_add_test(tc, recovered_urls_keep_their_order);
+    tcase_add_test(tc, a_second_opener_is_refused);
+    tcase_add_test(tc, other_settings_are_refused_with_what_differs);
+    tcase_add_test(tc, a_full_disk_stops_and_the_state_resumes);
+    tcase_add_test(tc, damaged_state_files_are_refused);
+    tcase_add_test(tc, a_torn_journal_tail_is_cut);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
