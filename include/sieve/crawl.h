@@ -122,6 +122,16 @@ typedef struct sieve_crawl_options {
     /* Frontier */
     sieve_seen_config seen; /* the seen-set; defaults of sieve_seen_config_init() */
 
+    /* Durable state (sieve_frontier_open): the frontier's journal lives in
+     * state_dir, so a crawl killed at any instant resumes from it with
+     * the same options (the seeds given again are added), and only the
+     * URLs in flight at the kill are fetched twice. Options that change
+     * what the state means (the seen-set, scope, allow, deny, max_depth,
+     * the URL rules) must be those it was made with. */
+    const char *state_dir;        /* NULL (default): the frontier lives in memory */
+    double checkpoint_interval_s; /* seconds between two syncs of the state and
+                                     the outputs (on_sync); default 10 */
+
     sieve_logger logger; /* where the engine's messages go; default: dropped */
 } sieve_crawl_options;
 
@@ -177,9 +187,12 @@ typedef enum sieve_link_verdict {
 /* Callbacks; any may be NULL. Each gets the user data given to
  * sieve_crawler_set_callbacks(). */
 typedef struct sieve_crawl_callbacks {
-    /* One per record, after the URL's links are pushed. Return SIEVE_OK, or
-     * a negative status to stop the crawl (as stop() does); run() then
-     * returns that status. */
+    /* One per record, after the URL's links are pushed and before the URL
+     * is reported done to the frontier: with a state_dir, a record written
+     * (write(2), not left in a user-space buffer) before this returns
+     * survives a kill, and a URL whose record was not written is fetched
+     * again on resume. Return SIEVE_OK, or a negative status to stop the
+     * crawl (as stop() does); run() then returns that status. */
     int (*on_record)(void *ud, const sieve_crawl_record *r);
     /* Each chunk of every 2xx body, pages and sitemaps. Return SIEVE_OK to
      * go on, anything else to stop this transfer (its record then says
@@ -190,6 +203,12 @@ typedef struct sieve_crawl_callbacks {
      * it is canonicalized and checked against the scope again, and not
      * filtered again. */
     sieve_link_verdict (*on_link)(void *ud, const sieve_crawl_link *l, char *buf, size_t cap);
+    /* With a state_dir: every checkpoint_interval_s and at the end of the
+     * run, on run()'s thread, just before the state is synced to disk.
+     * Make the outputs durable here (fsync): a power loss then loses at
+     * most what came after the last sync. Return SIEVE_OK, or a negative
+     * status to stop the crawl with it. */
+    int (*on_sync)(void *ud);
 } sieve_crawl_callbacks;
 
 /* Counters, readable at any time from any thread. */

@@ -247,6 +247,13 @@ static const opt_def crawl_opts[] = {
      .help = "Bloom filter false-positive rate"},
     {"on-overflow", 0, OPT_CHOICE, "POLICY", F(eng.seen.overflow), .choices = overflows,
      .section = sec_frontier, .help = "past its capacity, the Bloom filter warns or adds a layer"},
+    {"state", 0, OPT_STRING, "DIR", F(eng.state_dir), .check = check_nonempty,
+     .section = sec_frontier,
+     .help = "keep the frontier in DIR: a crawl killed at any instant resumes when run again "
+             "with the same DIR (--output is then appended to)"},
+    {"checkpoint-interval", 0, OPT_SECONDS, "S", F(eng.checkpoint_interval_s), RANGE(0, DAY_S),
+     .flags = OPTF_MIN_OPEN, .section = sec_frontier,
+     .help = "with --state, seconds between two syncs of the state and the outputs to disk"},
 
     {"output", 'o', OPT_STRING, "FILE", F(output), .check = check_nonempty,
      .unset = "standard output", .section = sec_output,
@@ -283,7 +290,7 @@ static const opt_exit crawl_exits[] = {
     {1, "the crawl could not start (out of memory, libcurl could not be initialized)"},
     {2, "bad arguments, or no valid seed"},
     {3, "no seed could be fetched: every seed's record has an error"},
-    {4, "the records, the statistics or the cookie jar could not be written (disk full, ...)"},
+    {4, "the records, the statistics or the cookie jar could not be written (disk full, ...), or the --state directory is locked, damaged, made with other settings, or cannot be written"},
     {130, "interrupted by SIGINT (128 + the signal number: 143 for SIGTERM)"},
 };
 

@@ -11,7 +11,8 @@
  *   2    bad arguments, or no valid seed
  *   3    no seed could be fetched: every seed's record has an error
  *   4    an output could not be written (the records, the statistics or the
- *        cookie jar)
+ *        cookie jar), or the --state directory is locked, damaged, made with
+ *        other settings, or cannot be written (a full disk)
  *   128 + N  stopped by signal N (SIGINT, SIGTERM)
  *
  * An output error outranks a signal, which outranks the rest: a crawl
@@ -41,6 +42,7 @@ typedef struct crawl_run {
     atomic_bool output_failed;   /* an output broke; the crawl was stopped */
     atomic_ullong seed_records;  /* records of seeds (depth 0 pages) */
     atomic_ullong seeds_fetched; /* of those, without an error */
+    bool durable;                /* --state: the frontier resumes */
 } crawl_run;
 
 static void log_line(void *ctx, sieve_log_level level, const char *msg)
@@ -82,10 +84,26 @@ static int on_record(void *ud, const sieve_crawl_record *rec)
     return SIEVE_OK;
 }
 
+/* A checkpoint of the state: the outputs reach the disk first. */
+static int on_sync(void *ud)
+{
+    crawl_run *r = ud;
+    record_writer *w[2] = {r->records, r->stats};
+    for (int i = 0; i < 2; i++) {
+        if (w[i] != NULL && record_writer_sync(w[i]) != 0) {
+            note_output_failure(r, record_writer_path(w[i]), errno);
+            return SIEVE_EIO;
+        }
+    }
+    return SIEVE_OK;
+}
+
 static int add_seed(void *ctx, const char *url, size_t len)
 {
     crawl_run *r = ctx;
-    return sieve_crawler_add_seed(r->crawler, url, len);
+    int rc = sieve_crawler_add_seed(r->crawler, url, len);
+    /* resuming: the seeds are in the state already, and that is fine */
+    return rc == SIEVE_SEEN && r->durable ? SIEVE_OK : rc;
 }
 
 /* The status line is left out when the records go to the terminal it
@@ -134,12 +152,26 @@ static void summary(const sieve_crawl_stats *st, double secs, const char *how)
             (unsigned long long)st->aborted, (unsigned long long)st->in_flight);
 }
 
+/* With --state the records of the earlier runs are kept: the output is
+ * appended to, after cutting a line a kill left half written, and each
+ * line is in the kernel before its URL is reported done. */
 static int open_outputs(crawl_run *r, const crawl_cli *o)
 {
-    if (record_writer_open(&r->records, o->output, false) != 0) {
+    bool durable = o->eng.state_dir != NULL;
+    long cut = 0;
+    if (durable && o->output != NULL && record_file_cut_torn(o->output, &cut) != 0) {
         fprintf(stderr, "sieve crawl: --output: %s: %s\n", o->output, strerror(errno));
         return EXIT_OUTPUT;
     }
+    if (cut > 0)
+        fprintf(stderr, "sieve crawl: --output: %s: cut a torn last line (%ld bytes)\n", o->output,
+                cut);
+    if (record_writer_open(&r->records, o->output, durable) != 0) {
+        fprintf(stderr, "sieve crawl: --output: %s: %s\n", o->output, strerror(errno));
+        return EXIT_OUTPUT;
+    }
+    if (durable)
+        record_writer_line_by_line(r->records);
     if (o->stats && record_writer_open(&r->stats, o->stats_path, true) != 0) {
         fprintf(stderr, "sieve crawl: --stats: %s: %s\n", o->stats_path, strerror(errno));
         return EXIT_OUTPUT;
@@ -189,7 +221,7 @@ static int crawl(crawl_run *r, const crawl_cli *o)
             fprintf(stderr, "sieve crawl: no valid seed\n");
         return seeds == SEEDS_EFATAL ? EXIT_FAILURE_RUN : EXIT_USAGE;
     }
-    sieve_crawl_callbacks cb = {.on_record = on_record};
+    sieve_crawl_callbacks cb = {.on_record = on_record, .on_sync = on_sync};
     sieve_crawler_set_callbacks(r->crawler, &cb, r);
     progress_run(p);
     int rc = sieve_crawler_run(r->crawler);
@@ -217,7 +249,8 @@ static int crawl(crawl_run *r, const crawl_cli *o)
         return 128 + sig;
     if (broken)
         return EXIT_FAILURE_RUN;
-    if (atomic_load(&r->seeds_fetched) == 0) {
+    /* A resumed crawl whose seeds were fetched before has no seed record. */
+    if (atomic_load(&r->seed_records) > 0 && atomic_load(&r->seeds_fetched) == 0) {
         fprintf(stderr, "sieve crawl: no seed could be fetched (%llu seed records, all errors)\n",
                 (unsigned long long)atomic_load(&r->seed_records));
         return EXIT_NO_SEED;
@@ -246,12 +279,15 @@ int cmd_crawl(int argc, char **argv)
         fprintf(stderr, "sieve crawl: warning: --ignore-robots: robots.txt is neither fetched "
                         "nor obeyed\n");
 
-    crawl_run r = {0};
+    crawl_run r = {.durable = o.eng.state_dir != NULL};
     int status;
     int rc = sieve_crawler_new(&r.crawler, &o.eng);
     if (rc != SIEVE_OK) {
         fprintf(stderr, "sieve crawl: %s\n", sieve_strerror(rc));
-        status = rc == SIEVE_EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
+        /* a state directory locked, damaged, from other settings or not
+         * writable is a state error; the engine said which */
+        bool state = o.eng.state_dir != NULL && rc != SIEVE_EINVAL && rc != SIEVE_ENOMEM;
+        status = rc == SIEVE_EINVAL ? EXIT_USAGE : state ? EXIT_OUTPUT : EXIT_FAILURE_RUN;
     } else {
         status = open_outputs(&r, &o);
         if (status == EXIT_OK)

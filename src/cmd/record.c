@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "record.h"
 
@@ -21,6 +23,7 @@ struct record_writer {
     const char *path; /* NULL: stdout */
     int failed;
     int saved_errno;
+    bool line_by_line; /* flush every line (a durable crawl) */
     pthread_mutex_t lock;
 };
 
@@ -139,6 +142,10 @@ static int emit(record_writer *w, line *l)
         fail_locked(w, ENOMEM);
     if (!w->failed && fwrite(l->p, 1, l->len, w->fp) != l->len)
         fail_locked(w, errno);
+    /* line by line: in the kernel before the caller goes on, so that a
+     * kill loses no record of a URL the frontier was told is done */
+    if (!w->failed && w->line_by_line && fflush(w->fp) != 0)
+        fail_locked(w, errno);
     if (w->failed) {
         errno = w->saved_errno;
         rc = -1;
@@ -244,6 +251,60 @@ int record_writer_flush(record_writer *w)
     }
     pthread_mutex_unlock(&w->lock);
     return rc;
+}
+
+void record_writer_line_by_line(record_writer *w)
+{
+    w->line_by_line = true;
+}
+
+int record_writer_sync(record_writer *w)
+{
+    int rc = 0;
+    pthread_mutex_lock(&w->lock);
+    if (!w->failed && (fflush(w->fp) != 0 || (fsync(fileno(w->fp)) != 0 && errno != EINVAL)))
+        fail_locked(w, errno);
+    if (w->failed) {
+        errno = w->saved_errno;
+        rc = -1;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+int record_file_cut_torn(const char *path, long *cut)
+{
+    *cut = 0;
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        return errno == ENOENT ? 0 : -1;
+    /* the last newline, looking back from the end a block at a time */
+    char block[4096];
+    off_t end = fseeko(fp, 0, SEEK_END) == 0 ? ftello(fp) : -1, keep = 0;
+    for (off_t at = end; at > 0 && keep == 0;) {
+        size_t n = at < (off_t)sizeof block ? (size_t)at : sizeof block;
+        at -= (off_t)n;
+        if (fseeko(fp, at, SEEK_SET) != 0 || fread(block, 1, n, fp) != n) {
+            end = -1;
+            break;
+        }
+        for (size_t i = n; i > 0; i--) {
+            if (block[i - 1] == '\n') {
+                keep = at + (off_t)i;
+                break;
+            }
+        }
+    }
+    int e = errno;
+    fclose(fp);
+    if (end < 0) {
+        errno = e;
+        return -1;
+    }
+    if (keep == end)
+        return 0;
+    *cut = (long)(end - keep);
+    return truncate(path, keep);
 }
 
 int record_writer_reopen(record_writer *w)

@@ -26,6 +26,19 @@ int record_write(record_writer *w, const sieve_crawl_record *r);
  * seconds since the crawl started. Same contract as record_write(). */
 int record_write_stats(record_writer *w, const sieve_crawl_stats *st, double elapsed_s);
 
+/* From now on each line is handed to the kernel before record_write()
+ * returns: a kill of the process loses none. */
+void record_writer_line_by_line(record_writer *w);
+
+/* Pushes buffered lines to the file and fsyncs it. Same contract as
+ * record_write(). */
+int record_writer_sync(record_writer *w);
+
+/* Cuts what follows the last newline of the file at path (a line a kill
+ * left half written); *cut gets the bytes removed. A missing file is
+ * fine. Returns 0, or -1 with errno set. */
+int record_file_cut_torn(const char *path, long *cut);
+
 /* Pushes buffered lines to the file. Same contract as record_write(). */
 int record_writer_flush(record_writer *w);
 

@@ -52,6 +52,13 @@ void engine_fail(sieve_crawler *c, int status)
     engine_poke(c, 'f');
 }
 
+void engine_done(sieve_crawler *c, const sieve_url *u)
+{
+    int rc = sieve_frontier_done(c->frontier, u);
+    if (rc == SIEVE_EIO)
+        engine_fail(c, rc);
+}
+
 /* ---- curl's share interface: a lock per data kind, per crawler ---- */
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access a, void *ud)
@@ -138,6 +145,37 @@ static int make_canon(sieve_crawler *c)
     return sieve_canon_new(&c->canon, &cc);
 }
 
+/* The options that give a durable state its meaning, besides the
+ * seen-set's (the frontier adds those): what decides which URLs exist and
+ * how they are spelled. A resume with other values would judge the
+ * journal's URLs by other rules. */
+static char *state_meaning(const sieve_crawl_options *o)
+{
+    static const char *const scopes[] = {"host", "domain", "any"};
+    size_t cap = 256;
+    for (size_t i = 0; i < o->n_allow; i++)
+        cap += strlen(o->allow[i]) + 8;
+    for (size_t i = 0; i < o->n_deny; i++)
+        cap += strlen(o->deny[i]) + 8;
+    for (size_t i = 0; i < o->n_strip_params; i++)
+        cap += strlen(o->strip_params[i]) + 16;
+    char *m = malloc(cap);
+    if (m == NULL)
+        return NULL;
+    size_t n = (size_t)snprintf(m, cap,
+                                "scope=%s\nmax_depth=%ld\nmax_url_len=%zu\nmax_segments=%u\n"
+                                "max_repeat=%u\nsort_query=%d\n",
+                                scopes[o->scope], o->max_depth, o->max_url_len, o->max_segments,
+                                o->max_repeat, (int)o->sort_query);
+    for (size_t i = 0; i < o->n_allow; i++)
+        n += (size_t)snprintf(m + n, cap - n, "allow=%s\n", o->allow[i]);
+    for (size_t i = 0; i < o->n_deny; i++)
+        n += (size_t)snprintf(m + n, cap - n, "deny=%s\n", o->deny[i]);
+    for (size_t i = 0; i < o->n_strip_params; i++)
+        n += (size_t)snprintf(m + n, cap - n, "strip_param=%s\n", o->strip_params[i]);
+    return m;
+}
+
 static int make_frontier(sieve_crawler *c)
 {
     const sieve_crawl_options *o = &c->o;
@@ -155,7 +193,13 @@ static int make_frontier(sieve_crawler *c)
                                        .max_conns = limited ? o->host_connections : UINT_MAX,
                                        .delay_s = limited ? o->delay_s : 0,
                                        .max_delay_s = o->max_crawl_delay_s};
-    return sieve_frontier_new(&c->frontier, &fc);
+    if (o->state_dir == NULL)
+        return sieve_frontier_new(&c->frontier, &fc);
+    c->meaning = state_meaning(o);
+    if (c->meaning == NULL)
+        return SIEVE_ENOMEM;
+    fc.state_meaning = c->meaning;
+    return sieve_frontier_open(&c->frontier, o->state_dir, &fc);
 }
 
 static int make_parts(sieve_crawler *c)
@@ -171,7 +215,7 @@ static int make_parts(sieve_crawler *c)
         rc = creds_new(&c->creds);
     if (rc == SIEVE_OK) {
         rc = make_frontier(c);
-        if (rc != SIEVE_OK)
+        if (rc != SIEVE_OK && c->o.state_dir == NULL) /* a state's errors are logged */
             sieve_log(&c->o.logger, SIEVE_LOG_ERROR, "frontier: %s", sieve_strerror(rc));
     }
     if (rc == SIEVE_OK) {
@@ -294,16 +338,33 @@ static unsigned start_workers(sieve_crawler *c, worker **w)
     return started;
 }
 
+/* A checkpoint: the embedder's outputs, then the frontier's journal, are
+ * made durable, in that order, so that a power loss never leaves a URL
+ * reported done whose record is gone. */
+static void checkpoint(sieve_crawler *c)
+{
+    if (c->o.state_dir == NULL)
+        return;
+    int rc = c->cb.on_sync != NULL ? c->cb.on_sync(c->ud) : SIEVE_OK;
+    if (rc == SIEVE_OK)
+        rc = sieve_frontier_sync(c->frontier);
+    if (rc != SIEVE_OK)
+        engine_fail(c, rc < 0 ? rc : SIEVE_EIO);
+}
+
 /* Waits on the control pipe until every worker has exited, acting on
- * stops and failures as they come. */
+ * stops, failures and checkpoints as they come. */
 static void supervise(sieve_crawler *c, worker **w, unsigned started, atomic_uint *exited)
 {
     double deadline = INFINITY;
+    double next_checkpoint =
+        c->o.state_dir != NULL ? clock_now() + c->o.checkpoint_interval_s : INFINITY;
     int stops_seen = 0;
     while (atomic_load(exited) < started) {
+        double wake_at = deadline < next_checkpoint ? deadline : next_checkpoint;
         int timeout = -1;
-        if (deadline < INFINITY) {
-            double left = deadline - clock_now();
+        if (wake_at < INFINITY) {
+            double left = wake_at - clock_now();
             timeout = left > 0 ? (int)ceil(left * 1000) : 0;
         }
         struct pollfd p = {.fd = c->ctl[0], .events = POLLIN};
@@ -311,6 +372,10 @@ static void supervise(sieve_crawler *c, worker **w, unsigned started, atomic_uin
             char buf[64];
             while (read(c->ctl[0], buf, sizeof buf) > 0)
                 ;
+        }
+        if (clock_now() >= next_checkpoint) {
+            checkpoint(c);
+            next_checkpoint = clock_now() + c->o.checkpoint_interval_s;
         }
         int stops = atomic_load(&c->stops);
         bool abort_now = atomic_load(&c->abort_now) || stops >= 2 || clock_now() >= deadline;
@@ -354,6 +419,7 @@ int sieve_crawler_run(sieve_crawler *c)
     for (unsigned i = 0; i < made; i++)
         worker_free(w[i]);
     free(w);
+    checkpoint(c);
     if (started == 0)
         return SIEVE_ENOMEM;
     if (cookie_io(c, false) != SIEVE_OK && atomic_load(&c->failure) == SIEVE_OK)
@@ -422,5 +488,6 @@ void sieve_crawler_free(sieve_crawler *c)
         if (c->ctl[i] >= 0)
             close(c->ctl[i]);
     free(c->strings);
+    free(c->meaning);
     free(c);
 }

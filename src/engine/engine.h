@@ -52,6 +52,7 @@ typedef struct engine_counters {
 struct sieve_crawler {
     sieve_crawl_options o; /* a deep copy: its strings live in strings */
     char *strings;
+    char *meaning; /* with a state_dir: what gives the state its meaning */
     sieve_crawl_callbacks cb;
     void *ud;
 
@@ -80,6 +81,10 @@ struct sieve_crawler {
 /* Ends the run with status (a negative SIEVE_E*): no new fetch, transfers
  * in flight aborted. The first failure wins. Thread-safe. */
 void engine_fail(sieve_crawler *c, int status);
+
+/* Reports u done to the frontier; a failure there (the state's journal
+ * could not be written) ends the run. */
+void engine_done(sieve_crawler *c, const sieve_url *u);
 
 /* Wakes run() (and through it the workers). Async-signal-safe. */
 void engine_poke(sieve_crawler *c, char why);

@@ -30,9 +30,13 @@ static bool queue_sitemap(sieve_crawler *c, const char *url, const sieve_canon_i
         return false;
     }
     scope_verdict v = scope_check(c->scope, url, info, depth);
-    if (v == SCOPE_IN &&
-        sieve_frontier_push(c->frontier, url, info->len, tag_make(depth, 0, true)) == SIEVE_OK)
+    int rc = v == SCOPE_IN
+                 ? sieve_frontier_push(c->frontier, url, info->len, tag_make(depth, 0, true))
+                 : SIEVE_SEEN;
+    if (rc == SIEVE_OK)
         return true;
+    if (rc < 0)
+        engine_fail(c, rc);
     if (v == SCOPE_IN)
         scope_release(c->scope, url); /* already seen */
     else

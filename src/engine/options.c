@@ -26,6 +26,7 @@
 #define DEFAULT_ROBOTS_EXPIRY_S   86400.0
 #define DEFAULT_MAX_SITEMAPS      10000
 #define DEFAULT_USER_AGENT        "sieve/" SIEVE_VERSION " (web crawler)"
+#define DEFAULT_CHECKPOINT_S      10.0
 
 void sieve_crawl_options_init(sieve_crawl_options *o)
 {
@@ -52,6 +53,7 @@ void sieve_crawl_options_init(sieve_crawl_options *o)
         .max_url_len = SIEVE_CANON_MAX_LEN,
         .max_segments = SIEVE_CANON_MAX_SEGMENTS,
         .max_repeat = SIEVE_CANON_MAX_REPEAT,
+        .checkpoint_interval_s = DEFAULT_CHECKPOINT_S,
     };
     sieve_seen_config_init(&o->seen);
 }
@@ -113,6 +115,8 @@ int options_validate(const sieve_crawl_options *o)
                 "must be -1 (no limit) or below 8388607");
     ok &= check(o, o->max_url_len < 16 || o->max_url_len > SIEVE_URL_MAX, "max_url_len",
                 "must be from 16 to " OPTIONS_STR(SIEVE_URL_MAX));
+    ok &= check(o, !seconds_ok(o->checkpoint_interval_s, OPTIONS_MAX_SECONDS),
+                "checkpoint_interval_s", "must be above 0 and at most a day");
     return ok ? SIEVE_OK : SIEVE_EINVAL;
 }
 
@@ -163,6 +167,7 @@ static void copy_all(copier *cp, sieve_crawl_options *dst, const sieve_crawl_opt
     dst->cookie_jar = copy_str(cp, src->cookie_jar);
     dst->user = copy_str(cp, src->user);
     dst->netrc_file = copy_str(cp, src->netrc_file);
+    dst->state_dir = copy_str(cp, src->state_dir);
     dst->headers = copy_list(cp, src->headers, src->n_headers);
     dst->allow = copy_list(cp, src->allow, src->n_allow);
     dst->deny = copy_list(cp, src->deny, src->n_deny);

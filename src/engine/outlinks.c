@@ -15,7 +15,9 @@ void outlinks_flush(xfer *x)
         return;
     sieve_crawler *c = x->c;
     int results[OUTLINK_BATCH];
-    sieve_frontier_push_batch(c->frontier, x->batch, x->nbatch, results);
+    int rc = sieve_frontier_push_batch(c->frontier, x->batch, x->nbatch, results);
+    if (rc < 0) /* out of memory, or the state's journal failed: links were lost */
+        engine_fail(c, rc);
     for (size_t i = 0; i < x->nbatch; i++) {
         if (results[i] == SIEVE_OK)
             x->links_new++;

@@ -50,5 +50,5 @@ void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why)
         .kind = (u->depth & TAG_SITEMAP_BIT) ? SIEVE_FETCH_SITEMAP : SIEVE_FETCH_PAGE,
     };
     deliver(c, &r);
-    sieve_frontier_done(c->frontier, u);
+    engine_done(c, u);
 }

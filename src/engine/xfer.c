@@ -183,6 +183,6 @@ void xfer_end_fetch(xfer *x, CURLcode result)
      * out: a crawl judged over by the frontier has nothing left behind. */
     outlinks_flush(x);
     xfer_record(x, final_url, error);
-    sieve_frontier_done(c->frontier, &x->popped);
+    engine_done(c, &x->popped);
     xfer_release(x);
 }
