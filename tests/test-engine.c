@@ -32,6 +32,8 @@ enum { PAGES = 300, MAX_WEBS = 2 };
  * within seconds; and a plain web of pages, redirects and files only. */
 static const char *const hostile_web[] = {"--pages", "300", "--drip-ms", "300", NULL};
 static const char *const plain_web[] = {"--pages", "300", "--no-hostile", NULL};
+/* Added to a web: its pages, files and robots.txt in Content-Encoding gzip. */
+static const char *const gzip_web[] = {"--gzip", NULL};
 
 /* ---- the webs a test starts ---- */
 
@@ -135,6 +137,8 @@ typedef struct rec {
     uint64_t bytes, links_found, links_new;
     uint32_t depth;
     sieve_fetch_kind kind;
+    uint64_t wire_bytes;
+    sieve_crawl_outcome outcome;
 } rec;
 
 typedef struct body {
@@ -225,7 +229,9 @@ static int on_record(void *ud, const sieve_crawl_record *r)
                        .links_found = r->links_found,
                        .links_new = r->links_new,
                        .depth = r->depth,
-                       .kind = r->kind};
+                       .kind = r->kind,
+                       .wire_bytes = r->wire_bytes,
+                       .outcome = r->outcome};
     size_t n = ++x->n;
     pthread_cond_broadcast(&x->cv);
     pthread_mutex_unlock(&x->mu);
@@ -520,10 +526,11 @@ static void assert_records_complete(const ctx *x, const web *w)
 
 /* A crawl of the hostile web delivers exactly its truth, each URL once,
  * pages with 200, redirects naming their targets; the stats agree with the
- * records. _i = 0 obeys robots.txt, 1 ignores it. */
+ * records. _i = 0 obeys robots.txt, 1 ignores it, 2 obeys it on a web that
+ * sends everything it can gzipped, which the engine decodes itself. */
 START_TEST(crawl_delivers_exactly_the_truth)
 {
-    web *w = web_start(hostile_web);
+    web *w = web_start2(hostile_web, _i == 2 ? gzip_web : NULL);
     sieve_crawl_options o;
     test_options(&o);
     o.ignore_robots = _i == 1;
@@ -548,7 +555,25 @@ START_TEST(crawl_delivers_exactly_the_truth)
         if (is_path(w, r->url, "/p/")) {
             pages++;
             ck_assert_msg(r->error == NULL, "%s: %s", r->url, r->error);
+            ck_assert_msg(r->outcome == SIEVE_OUTCOME_OK, "%s: outcome %s", r->url,
+                          sieve_crawl_outcome_name(r->outcome));
+            /* gzipped on the wire, or the same bytes */
+            if (_i == 2)
+                ck_assert_msg(r->wire_bytes < r->bytes, "%s: %llu bytes on the wire, %llu decoded",
+                              r->url, (unsigned long long)r->wire_bytes,
+                              (unsigned long long)r->bytes);
+            else
+                ck_assert_uint_eq(r->wire_bytes, r->bytes);
         }
+        if (r->error == NULL)
+            ck_assert_msg(r->outcome == (r->status >= 500   ? SIEVE_OUTCOME_HTTP_5XX
+                                         : r->status >= 400 ? SIEVE_OUTCOME_HTTP_4XX
+                                                            : SIEVE_OUTCOME_OK),
+                          "%s: status %ld, outcome %s", r->url, r->status,
+                          sieve_crawl_outcome_name(r->outcome));
+        else
+            ck_assert_msg(r->outcome != SIEVE_OUTCOME_OK, "%s: %s, and outcome ok", r->url,
+                          r->error);
         if (is_path(w, r->url, "/missing/"))
             ck_assert_msg(r->status == 404 && r->error == NULL, "%s: %ld %s", r->url, r->status,
                           r->error);
@@ -588,7 +613,7 @@ START_TEST(crawl_delivers_exactly_the_truth)
     ck_assert_uint_ge(atomic_load(&x.links), st.links_new);
 
     char *log = web_stop_and_read_log(w);
-    ck_assert_int_eq(log_has_target(log, "/robots.txt"), _i == 0);
+    ck_assert_int_eq(log_has_target(log, "/robots.txt"), _i != 1);
     free(log);
     ctx_free(&x);
 }
@@ -1278,7 +1303,7 @@ int main(void)
     TCase *tc = tcase_create("crawl");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 240);
-    tcase_add_loop_test(tc, crawl_delivers_exactly_the_truth, 0, 2);
+    tcase_add_loop_test(tc, crawl_delivers_exactly_the_truth, 0, 3);
     tcase_add_test(tc, max_pages_ends_the_crawl);
     tcase_add_test(tc, two_crawlers_in_two_threads);
     tcase_add_test(tc, body_chunks_are_the_bodies);

@@ -26,6 +26,16 @@
  * the crawl, never corrupts it. From inside a callback only stop(),
  * stats_get() and the callback's own arguments may be used.
  *
+ * Bodies. The engine asks for gzip or deflate (Accept-Encoding: gzip,
+ * deflate) and decodes them itself with zlib, so that the wire callbacks
+ * get each body as the server sent it and everything else - on_body, link
+ * extraction, max_page_bytes, the record's bytes - gets it decoded. A
+ * body in another content coding (br, zstd: sent only by a server that
+ * ignores Accept-Encoding) is not read; its outcome is
+ * SIEVE_OUTCOME_ENCODING. A compressed stream that stops before its end
+ * is a truncated body whatever the connection said, and the links of the
+ * element it stopped in are never used.
+ *
  * Errors. Functions return SIEVE_OK or a negative SIEVE_E* status
  * (sieve/status.h); the sentence that says what was wrong goes to the
  * logger given in the options. The engine never prints, never exits and
@@ -135,11 +145,72 @@ typedef struct sieve_crawl_options {
     sieve_logger logger; /* where the engine's messages go; default: dropped */
 } sieve_crawl_options;
 
-/* What a record is about. */
+/* What a record or a transfer is about. */
 typedef enum sieve_fetch_kind {
     SIEVE_FETCH_PAGE = 0,    /* a page (any URL found by a link, a redirect or a seed) */
     SIEVE_FETCH_SITEMAP = 1, /* a sitemap a robots.txt or a sitemap index named */
+    SIEVE_FETCH_ROBOTS = 2,  /* a robots.txt, or one hop of its redirects: transfers
+                                only, never in a record */
 } sieve_fetch_kind;
+
+/* How a record's URL ended: "ok" or the kind of failure, so that a
+ * consumer can count failures without reading the error texts.
+ * sieve_crawl_outcome_name() gives the word `sieve crawl` writes. */
+typedef enum sieve_crawl_outcome {
+    SIEVE_OUTCOME_OK = 0,    /* "ok": a response came whole (1xx, 2xx, 3xx) */
+    SIEVE_OUTCOME_HTTP_4XX,  /* "http_4xx": a 4xx response, read whole */
+    SIEVE_OUTCOME_HTTP_5XX,  /* "http_5xx": a 5xx response, read whole */
+    SIEVE_OUTCOME_DNS,       /* "dns": the host (or proxy) name did not resolve */
+    SIEVE_OUTCOME_CONNECT,   /* "connect": no connection to the server */
+    SIEVE_OUTCOME_TIMEOUT,   /* "timeout": timeout_s, or slower than low_speed */
+    SIEVE_OUTCOME_TLS,       /* "tls": handshake or certificate failure */
+    SIEVE_OUTCOME_NETWORK,   /* "network": the connection failed while sending or
+                                receiving, or closed before a response */
+    SIEVE_OUTCOME_PROTOCOL,  /* "protocol": not a valid HTTP response */
+    SIEVE_OUTCOME_TRUNCATED, /* "truncated": the body ended before its end (its
+                                length, its last chunk, or its compressed stream's
+                                end never came) */
+    SIEVE_OUTCOME_TOO_LARGE, /* "too_large": cut at max_page_bytes */
+    SIEVE_OUTCOME_ENCODING,  /* "encoding": a content coding other than gzip or
+                                deflate, or corrupt compressed data */
+    SIEVE_OUTCOME_REDIRECT,  /* "redirect": a redirect without a usable target, or
+                                past max_redirects */
+    SIEVE_OUTCOME_ROBOTS,    /* "robots": not fetched: robots.txt disallows it, or
+                                could not be had */
+    SIEVE_OUTCOME_REJECTED,  /* "rejected": stopped after the head, its content
+                                type rejected by accept or reject */
+    SIEVE_OUTCOME_PARSE,     /* "parse": the body could not be parsed (a sitemap that
+                                is none, a page past the parser's limits) */
+    SIEVE_OUTCOME_STOPPED,   /* "stopped": a body or wire callback stopped it */
+    SIEVE_OUTCOME_ERROR,     /* "error": anything else (out of memory, ...) */
+} sieve_crawl_outcome;
+
+/* One transfer: a request and its response, as the wire callbacks see it.
+ * The engine owns it; it lives from the transfer's first callback to its
+ * on_transfer_end (and the on_record that may follow). */
+typedef struct sieve_crawl_transfer {
+    uint64_t id;           /* unique in the crawl, from 1, in the order transfers start */
+    const char *url;       /* the URL requested */
+    sieve_fetch_kind kind; /* page, sitemap, or robots.txt */
+    int64_t started_us;    /* wall clock at the start, microseconds since 1970 UTC */
+    const char *remote_ip; /* the server's (or proxy's) address; NULL until a request
+                              went out */
+    void *user;            /* the embedder's: NULL at the start, set by any callback,
+                              read by the later ones */
+
+    /* Set before on_transfer_end: */
+    uint64_t wire_bytes;   /* body bytes received: transfer coding removed,
+                              content coding kept */
+    const char *truncated; /* NULL: the body came whole (or there was none); else
+                              why not, as a WARC 1.1 WARC-Truncated reason:
+                              "length" (max_page_bytes, or robots.txt's 500 KiB),
+                              "time" (timeout_s, low_speed), "disconnect" (the
+                              connection or the compressed stream ended early),
+                              "unspecified" (stopped on purpose: rejected type,
+                              a callback, a parse error) */
+    bool aborted;          /* ended by stop()'s abort or a failed run: no record */
+    bool has_record;       /* on_record follows for this transfer */
+} sieve_crawl_transfer;
 
 /* One fetched URL, or one URL the crawl decided not to fetch (error says
  * why). The same fields as a line of `sieve crawl`'s output. Valid only
@@ -156,6 +227,21 @@ typedef struct sieve_crawl_record {
     double elapsed_ms;        /* from the transfer's start to its end */
     const char *error;        /* NULL: fetched whole; else why not */
     sieve_fetch_kind kind;
+
+    /* The record as the wire saw it. */
+    int64_t started_us;         /* wall clock when the fetch started (or the URL
+                                   was refused), microseconds since 1970 UTC */
+    uint64_t wire_bytes;        /* body bytes received: transfer coding removed,
+                                   content coding kept (bytes counts them decoded) */
+    const char *remote_ip;      /* NULL: no connection was made */
+    const char *payload_digest; /* "sha1:" and the base32 SHA-1 of those wire bytes,
+                                   as WARC-Payload-Digest; NULL: no response */
+    sieve_crawl_outcome outcome;
+    unsigned attempts;                    /* requests made for the URL: 1 when fetched (the engine
+                                             does not retry), 0 when refused before any */
+    const sieve_crawl_transfer *transfer; /* the transfer, with the user data its
+                                             wire callbacks set; NULL when the URL
+                                             was not fetched */
 } sieve_crawl_record;
 
 /* A piece of a body as it arrives, decompressed. Chunks of one transfer
@@ -198,6 +284,42 @@ typedef struct sieve_crawl_callbacks {
      * go on, anything else to stop this transfer (its record then says
      * "stopped by the body callback"). */
     int (*on_body)(void *ud, const sieve_crawl_body *b);
+
+    /* The wire: each transfer as it went over the network - every page,
+     * sitemap and robots.txt request, redirects included - enough to
+     * archive it (WARC). For one transfer they come in this order, all
+     * on the worker thread that runs it, never two at once:
+     *
+     *   on_request        the request head as sent (request line, header
+     *                     lines, blank line), in one piece or more; a piece
+     *                     after a complete head starts a new one: curl sent
+     *                     the request again on a new connection after a
+     *                     reused one failed before any response, and the
+     *                     later request replaces the earlier.
+     *   on_response_head  each header line as received, CRLF included,
+     *                     status line first, blank line last; an interim
+     *                     1xx response comes whole before the final one.
+     *   on_response_body  the body as received, for every status: transfer
+     *                     coding (chunked) removed, content coding (gzip)
+     *                     kept, byte for byte what the server sent.
+     *   on_transfer_end   once for every transfer that started, whatever
+     *                     happened to it (wire_bytes, truncated, aborted
+     *                     and has_record are set).
+     *   on_record         right after, if has_record (pages and sitemaps;
+     *                     robots.txt and aborted transfers have none).
+     *
+     * A transfer that fails early skips the calls it did not reach (a DNS
+     * failure gets only on_transfer_end). t->user is the embedder's slot
+     * for its own state of the transfer; the record's `transfer` points
+     * to the same struct. Return SIEVE_OK to go on; anything else stops
+     * this transfer (its record says "stopped by a wire callback") - use
+     * stop() to stop the crawl. Setting on_request costs curl's verbose
+     * mode (CURLOPT_DEBUGFUNCTION is how curl shows a request as sent). */
+    int (*on_request)(void *ud, sieve_crawl_transfer *t, const char *data, size_t len);
+    int (*on_response_head)(void *ud, sieve_crawl_transfer *t, const char *line, size_t len);
+    int (*on_response_body)(void *ud, sieve_crawl_transfer *t, const char *data, size_t len);
+    void (*on_transfer_end)(void *ud, sieve_crawl_transfer *t);
+
     /* Each link before it is pushed. For SIEVE_LINK_REWRITE write a URL
      * (absolute, NUL-terminated, at most cap bytes with its NUL) into buf;
      * it is canonicalized and checked against the scope again, and not
@@ -241,6 +363,10 @@ typedef struct sieve_crawl_stats {
 
 /* Fills o with the defaults named in sieve_crawl_options. */
 SIEVE_API void sieve_crawl_options_init(sieve_crawl_options *o);
+
+/* The word for an outcome, as sieve_crawl_outcome names it ("ok",
+ * "http_4xx", ...); "error" for a value outside the enum. */
+SIEVE_API const char *sieve_crawl_outcome_name(sieve_crawl_outcome o);
 
 /* Creates a crawler from o (copied; o may be freed afterwards).
  * SIEVE_EINVAL for a setting outside its range or a regex that does not

@@ -47,6 +47,7 @@ typedef struct engine_counters {
     atomic_uint_fast64_t sitemaps_left_out;
     atomic_uint_fast64_t sitemap_pages;
     atomic_uint_fast64_t sitemap_bad;
+    atomic_uint_fast64_t transfers; /* transfers begun, robots.txt included: the last id */
 } engine_counters;
 
 struct sieve_crawler {

@@ -48,7 +48,7 @@ static void page_begin(xfer *x)
     if (x->status < 200 || x->status > 299)
         return;
     if (!accept_type(x->c->accept, x->content_type)) {
-        x->fail = "content type rejected";
+        xfer_fail(x, SIEVE_OUTCOME_REJECTED, "content type rejected");
         return;
     }
     x->pass_body = x->c->cb.on_body != NULL;
@@ -71,7 +71,8 @@ static void page_begin(xfer *x)
 static size_t page_body(xfer *x, const char *data, size_t n)
 {
     if (n > x->c->o.max_page_bytes - x->bytes) {
-        x->fail = "page exceeds the byte limit";
+        xfer_fail(x, SIEVE_OUTCOME_TOO_LARGE, "page exceeds the byte limit");
+        x->cut_length = true;
         return 0;
     }
     if (x->pass_body && !xfer_pass_body(x, data, n))
@@ -84,6 +85,7 @@ static size_t page_body(xfer *x, const char *data, size_t n)
 
 static void page_finish(xfer *x, CURLcode result)
 {
+    xfer_body_end(x, result);
     if (x->lx != NULL) {
         /* A body cut short may end inside a tag; finishing would read that
          * tag as libxml2 recovers it, and "/many/1.html" cut after "/m"

@@ -5,12 +5,20 @@
  * RFC 9309 lets a crawler stop at 500 KiB. What the answer means follows
  * RFC 9309 2.3.1: a 2xx body is parsed, 4xx means no rules, and 5xx or
  * an unreachable server means nothing is allowed for now (kept only a
- * short while, see ENGINE_ROBOTS_RETRY_S). curl follows its redirects. */
+ * short while, see ENGINE_ROBOTS_RETRY_S).
+ *
+ * Redirects are followed here, five hops as RFC 9309 asks, each hop a
+ * transfer of its own in the same slot: curl would follow them itself,
+ * but would keep the redirects' bodies from the wire callbacks, so an
+ * archive of them would not hold what the server sent. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "gate.h"
 #include "xfer.h"
+
+/* Redirect hops followed from a robots.txt (RFC 9309 2.3.1.2: at least 5). */
+#define ROBOTS_MAX_HOPS 5
 
 static void robots_begin(xfer *x)
 {
@@ -20,23 +28,52 @@ static void robots_begin(xfer *x)
 static size_t robots_body(xfer *x, const char *data, size_t n)
 {
     if (x->body == NULL && (x->body = malloc(SIEVE_ROBOTS_MAX_BYTES)) == NULL) {
-        x->fail = "out of memory";
+        xfer_fail(x, SIEVE_OUTCOME_ERROR, "out of memory");
         return 0;
     }
     size_t room = SIEVE_ROBOTS_MAX_BYTES - x->body_len;
     size_t take = n < room ? n : room;
     memcpy(x->body + x->body_len, data, take);
     x->body_len += take;
-    return n < room ? n : 0; /* past the limit: stop, the rest is not read */
+    if (n < room)
+        return n;
+    x->cut_length = true; /* past the limit: stop, the rest is not read */
+    return 0;
+}
+
+/* A redirect's next hop, started in the same slot; false when there is
+ * none to follow (the answer then stands as it is). */
+static bool follow(xfer *x, CURLcode result)
+{
+    char *loc = NULL;
+    if (x->hops >= ROBOTS_MAX_HOPS || !xfer_is_redirect(x->status) ||
+        curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || loc == NULL)
+        return false;
+    char next[SIEVE_URL_MAX + 1];
+    size_t n = strlen(loc);
+    if (n >= sizeof next)
+        return false;
+    memcpy(next, loc, n + 1); /* loc is the handle's, and the handle is reused */
+    wire_end(x, result, false);
+    free(x->body);
+    x->body = NULL;
+    xfer_release(x);
+    memcpy(x->url, next, n + 1);
+    x->hops++;
+    xfer_start(x, &xfer_robots);
+    return true;
 }
 
 static void robots_finish(xfer *x, CURLcode result)
 {
     sieve_crawler *c = x->c;
+    xfer_body_end(x, result);
     if (!x->begun)
         xfer_read_headers(x);
-    bool cut = result == CURLE_WRITE_ERROR && x->fail == NULL; /* over the size limit */
-    bool answered = result == CURLE_OK || cut;
+    bool cut = x->cut_length && x->fail == NULL; /* over the size limit */
+    bool answered = (result == CURLE_OK && x->fail == NULL) || cut;
+    if (answered && follow(x, result))
+        return;
     sieve_robots *rules = NULL;
     bool temporary = false, parsed = false;
     if (answered && x->status >= 200 && x->status <= 299) {
@@ -53,6 +90,7 @@ static void robots_finish(xfer *x, CURLcode result)
     atomic_fetch_add(&c->n.robots_fetched, 1);
     if (parsed)
         sitemaps_seed(c, x->url, rules);
+    wire_end(x, result, false);
     xfer_release(x);
     gate_robots_known(x->w, &x->waiting, rules, x->started, temporary);
 }

@@ -85,7 +85,16 @@ static void on_entry(void *ctx, const sieve_sitemap_entry *e)
     }
 }
 
-/* What a parse error means for the record. */
+/* What a parse error means for the record: its kind of failure. */
+static sieve_crawl_outcome sitemap_outcome(int rc)
+{
+    return rc == SIEVE_ETRUNCATED ? SIEVE_OUTCOME_TRUNCATED
+           : rc == SIEVE_ETOOLONG ? SIEVE_OUTCOME_TOO_LARGE
+           : rc == SIEVE_ENOMEM   ? SIEVE_OUTCOME_ERROR
+                                  : SIEVE_OUTCOME_PARSE;
+}
+
+/* What a parse error means for the record: its text. */
 static const char *sitemap_error(int rc)
 {
     switch (rc) {
@@ -118,7 +127,8 @@ static size_t sitemap_body(xfer *x, const char *data, size_t n)
     if (limit < SIEVE_SITEMAP_MAX_BYTES)
         limit = SIEVE_SITEMAP_MAX_BYTES;
     if (n > limit - x->bytes) {
-        x->fail = "sitemap exceeds the byte limit";
+        xfer_fail(x, SIEVE_OUTCOME_TOO_LARGE, "sitemap exceeds the byte limit");
+        x->cut_length = true;
         return 0;
     }
     if (x->pass_body && !xfer_pass_body(x, data, n))
@@ -131,12 +141,14 @@ static size_t sitemap_body(xfer *x, const char *data, size_t n)
     if (x->parse_rc == SIEVE_OK)
         return n;
     /* Nothing more of it will be read: stop downloading it. */
-    x->fail = sitemap_error(x->parse_rc);
+    xfer_fail(x, sitemap_outcome(x->parse_rc), sitemap_error(x->parse_rc));
+    x->cut_length = x->parse_rc == SIEVE_ETOOLONG;
     return 0;
 }
 
 static void sitemap_finish(xfer *x, CURLcode result)
 {
+    xfer_body_end(x, result);
     if (x->sm != NULL) {
         /* An incomplete body is not finished: the entries read stand, and
          * the transfer's own error says why the rest is missing. */
@@ -144,7 +156,7 @@ static void sitemap_finish(xfer *x, CURLcode result)
         if (complete)
             x->parse_rc = sieve_sitemap_finish(x->sm);
         if (x->parse_rc != SIEVE_OK && x->fail == NULL)
-            x->fail = sitemap_error(x->parse_rc);
+            xfer_fail(x, sitemap_outcome(x->parse_rc), sitemap_error(x->parse_rc));
         sieve_sitemap_stats st;
         sieve_sitemap_stats_get(x->sm, &st);
         x->links_found = st.pages + st.sitemaps + st.too_long + st.empty + st.invalid;

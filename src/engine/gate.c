@@ -33,7 +33,7 @@ static int give_back(sieve_crawler *c, const sieve_url *u)
 static void refuse_robots(sieve_crawler *c, const sieve_url *u, const char *why)
 {
     atomic_fetch_add(&c->n.robots_denied, 1);
-    gate_refuse(c, u, why);
+    gate_refuse(c, u, why, SIEVE_OUTCOME_ROBOTS);
 }
 
 /* The first URL of a host fetches its robots.txt, in the URL's slot. */
@@ -46,7 +46,7 @@ static void start_robots(worker *w, const sieve_url *u)
     size_t origin = url_origin_len(u->url);
     int n = snprintf(x->url, sizeof x->url, "%.*s/robots.txt", (int)origin, u->url);
     if (n < 0 || (size_t)n >= sizeof x->url) {
-        gate_refuse(w->c, u, "URL too long");
+        gate_refuse(w->c, u, "URL too long", SIEVE_OUTCOME_ERROR);
         return;
     }
     x->depth = 0;
@@ -79,7 +79,7 @@ void gate_admit(worker *w, const sieve_url *u)
         break;
     case ROBOTS_WAIT:
         if (give_back(c, u) != SIEVE_OK)
-            gate_refuse(c, u, "out of memory: could not wait for robots.txt");
+            gate_refuse(c, u, "out of memory: could not wait for robots.txt", SIEVE_OUTCOME_ERROR);
         break;
     }
 }
@@ -108,7 +108,7 @@ void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, doubl
     robots_cache_store(c->robots, host, p.auth_len, rules, fetched_at, clock_now(), temporary);
     bool allowed = stored != NULL && sieve_robots_allowed(stored, p.path, strlen(p.path));
     if (stored == NULL)
-        gate_refuse(c, u, "robots.txt: out of memory");
+        gate_refuse(c, u, "robots.txt: out of memory", SIEVE_OUTCOME_ERROR);
     else if (temporary && !allowed)
         refuse_robots(c, u, "robots.txt unavailable: host not crawled for now");
     else if (!allowed)

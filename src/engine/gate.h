@@ -19,7 +19,9 @@ void gate_admit(worker *w, const sieve_url *u);
 void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, double fetched_at,
                        bool temporary);
 
-/* Writes the record of a popped URL that is not fetched, and releases it. */
-void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why);
+/* Writes the record of a popped URL that is not fetched (why, and the
+ * kind of failure that is), and releases it. */
+void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why,
+                 sieve_crawl_outcome outcome);
 
 #endif

@@ -2,6 +2,12 @@
  * starting a transfer, the write callback that hands bodies to the kind,
  * and the end of a fetch (redirects, record, done).
  *
+ * The write callback gets the body as the server sent it: each chunk goes
+ * to the wire (wire.c) as it is, then, decoded if the response has a
+ * content coding (decode.c), to the kind. The kind's byte limit thus
+ * counts decoded bytes, and a chunk the kind refuses stops the transfer
+ * however many decoded bytes it still held.
+ *
  * Redirects go through the frontier: curl is told not to follow them
  * (robots.txt excepted, RFC 9309 asks for at least five hops); a 301,
  * 302, 303, 307 or 308 response's target is canonicalized and pushed like
@@ -14,21 +20,55 @@
 #include "worker.h"
 #include "xfer.h"
 
+/* The decoded body goes to the kind through this. */
+static size_t to_kind(void *ctx, const char *data, size_t n)
+{
+    xfer *x = ctx;
+    return x->kind->body(x, data, n);
+}
+
+/* The kind's begin, then the decoder its response's coding needs. */
+static bool begin(xfer *x)
+{
+    x->begun = true;
+    x->kind->begin(x);
+    if (x->fail != NULL)
+        return false;
+    if (x->coding == DECODE_UNSUPPORTED) {
+        xfer_fail(x, SIEVE_OUTCOME_ENCODING, "content coding not supported (not gzip or deflate)");
+        return false;
+    }
+    if (x->coding != DECODE_IDENTITY && (x->dec = decoder_new(x->coding)) == NULL) {
+        xfer_fail(x, SIEVE_OUTCOME_ERROR, "out of memory");
+        return false;
+    }
+    return true;
+}
+
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 {
     xfer *x = ud;
     size_t n = size * nmemb;
     if (atomic_load(&x->c->abort_now)) {
-        x->fail = "interrupted";
+        xfer_fail(x, SIEVE_OUTCOME_ERROR, "interrupted");
         return 0;
     }
-    if (!x->begun) {
-        x->begun = true;
-        x->kind->begin(x);
-        if (x->fail != NULL)
-            return 0;
+    if (x->fail != NULL || (!x->begun && !begin(x)) || !wire_body(x, data, n))
+        return 0;
+    if (x->dec == NULL)
+        return x->kind->body(x, data, n);
+    switch (decoder_feed(x->dec, data, n, to_kind, x)) {
+    case DECODE_OK:
+        return n;
+    case DECODE_STOP:
+        return 0;
+    case DECODE_CORRUPT:
+        xfer_fail(x, SIEVE_OUTCOME_ENCODING, "corrupt compressed data (Content-Encoding)");
+        return 0;
+    default:
+        xfer_fail(x, SIEVE_OUTCOME_ERROR, "out of memory");
+        return 0;
     }
-    return x->kind->body(x, data, n);
 }
 
 /* Options that are the same for every transfer of a slot. */
@@ -45,14 +85,13 @@ int xfer_setup(xfer *x)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout_s * 1000));
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->timeout_s * 1000));
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s);
     curl_easy_setopt(e, CURLOPT_SHARE, x->c->share);
+    wire_setup(x);
     if (x->c->headers != NULL)
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->c->headers);
     if (o->proxy != NULL)
@@ -74,6 +113,8 @@ void xfer_start(xfer *x, const xfer_kind *kind)
     x->busy = true;
     x->begun = false;
     x->fail = NULL;
+    x->fail_outcome = SIEVE_OUTCOME_OK;
+    x->cut_length = false;
     x->errbuf[0] = '\0';
     x->status = 0;
     x->content_type = NULL;
@@ -83,16 +124,16 @@ void xfer_start(xfer *x, const xfer_kind *kind)
     x->pass_body = false;
     x->body_len = 0;
     x->started = clock_now();
+    wire_start(x);
     CURL *e = x->easy;
     curl_easy_setopt(e, CURLOPT_URL, x->url);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, kind == &xfer_robots ? 1L : 0L);
     const char *user = NULL, *password = NULL;
     creds_find(c->creds, x->url, &user, &password);
     curl_easy_setopt(e, CURLOPT_USERNAME, user);
     curl_easy_setopt(e, CURLOPT_PASSWORD, password);
     atomic_fetch_add(&c->n.in_flight, 1);
     if (curl_multi_add_handle(x->w->multi, e) != CURLM_OK) {
-        x->fail = "cannot start the transfer";
+        xfer_fail(x, SIEVE_OUTCOME_ERROR, "cannot start the transfer");
         kind->finish(x, CURLE_FAILED_INIT);
         return;
     }
@@ -101,6 +142,10 @@ void xfer_start(xfer *x, const xfer_kind *kind)
 
 void xfer_release(xfer *x)
 {
+    wire_end(x, CURLE_ABORTED_BY_CALLBACK, true); /* a no-op unless it was dropped */
+    decoder_free(x->dec);
+    x->dec = NULL;
+    digest_drop(&x->body_digest);
     x->busy = false;
     atomic_fetch_sub(&x->c->n.in_flight, 1);
 }
@@ -111,6 +156,18 @@ void xfer_read_headers(xfer *x)
     char *ct = NULL;
     curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
     x->content_type = ct;
+}
+
+void xfer_fail(xfer *x, sieve_crawl_outcome outcome, const char *why)
+{
+    x->fail = why;
+    x->fail_outcome = outcome;
+}
+
+void xfer_body_end(xfer *x, CURLcode result)
+{
+    if (result == CURLE_OK && x->fail == NULL && x->dec != NULL && !decoder_complete(x->dec))
+        xfer_fail(x, SIEVE_OUTCOME_TRUNCATED, "compressed body cut short");
 }
 
 const char *xfer_error(const xfer *x, CURLcode result)
@@ -135,11 +192,11 @@ bool xfer_pass_body(xfer *x, const char *data, size_t n)
     };
     if (c->cb.on_body(c->ud, &b) == SIEVE_OK)
         return true;
-    x->fail = "stopped by the body callback";
+    xfer_fail(x, SIEVE_OUTCOME_STOPPED, "stopped by the body callback");
     return false;
 }
 
-static bool is_redirect(long status)
+bool xfer_is_redirect(long status)
 {
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
@@ -171,18 +228,24 @@ void xfer_end_fetch(xfer *x, CURLcode result)
     if (!x->begun)
         xfer_read_headers(x);
     const char *error = xfer_error(x, result);
+    sieve_crawl_outcome outcome = xfer_outcome(x, result, error);
     const char *final_url = x->url;
-    if (error == NULL && is_redirect(x->status)) {
+    if (error == NULL && xfer_is_redirect(x->status)) {
         error = follow_redirect(x);
         if (error == NULL)
             final_url = x->final_url;
+        else
+            outcome = SIEVE_OUTCOME_REDIRECT;
     }
-    if (error == NULL && x->parse_rc != SIEVE_OK)
+    if (error == NULL && x->parse_rc != SIEVE_OK) {
         error = sieve_strerror(x->parse_rc);
+        outcome = SIEVE_OUTCOME_PARSE;
+    }
     /* A page is done only after its links are pushed and its record is
      * out: a crawl judged over by the frontier has nothing left behind. */
     outlinks_flush(x);
-    xfer_record(x, final_url, error);
+    wire_end(x, result, false);
+    xfer_record(x, final_url, error, outcome);
     engine_done(c, &x->popped);
     xfer_release(x);
 }

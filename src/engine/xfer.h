@@ -24,6 +24,8 @@
 
 #include <curl/curl.h>
 
+#include "decode.h"
+#include "digest.h"
 #include "engine.h"
 #include "sieve/links.h"
 #include "sieve/sitemap.h"
@@ -56,14 +58,26 @@ struct xfer {
     uint32_t depth, hops;
     double started; /* clock_now() at the start */
     char errbuf[CURL_ERROR_SIZE];
-    const char *fail; /* our own reason for stopping it, if any */
-    bool begun;       /* kind->begin() has run */
+    const char *fail;                 /* our own reason for stopping it, if any (xfer_fail()) */
+    sieve_crawl_outcome fail_outcome; /* and what kind of failure that is */
+    bool cut_length;                  /* a kind stopped the body at its byte limit */
+    bool begun;                       /* kind->begin() has run */
     long status;
     const char *content_type; /* curl's, valid until the slot is reused */
     int parse_rc;
     uint64_t bytes;
     uint64_t links_found, links_new;
     char final_url[SIEVE_URL_MAX + 1]; /* a redirect's target */
+
+    /* the wire (wire.c): the transfer as the embedder's wire callbacks see
+     * it, and the body's content coding, undone here for the kinds */
+    sieve_crawl_transfer t;
+    bool wire_ended;      /* on_transfer_end has been called */
+    decode_coding coding; /* of the response, from its Content-Encoding */
+    decoder *dec;         /* NULL: identity, or no body yet */
+    digest body_digest;   /* of the body as received */
+    char digest[DIGEST_SIZE];
+    char ip[48];
 
     /* the kinds' own state */
     sieve_links *lx;   /* page: the HTML link extractor, for 2xx HTML */
@@ -93,17 +107,47 @@ void xfer_release(xfer *x);
 /* Sets x->status and x->content_type from curl, once. */
 void xfer_read_headers(xfer *x);
 
-/* The record of a finished (or refused) URL goes to the embedder: see
- * record.c. error NULL means it was fetched whole. */
-void xfer_record(xfer *x, const char *final_url, const char *error);
+/* The record of a finished URL goes to the embedder: see record.c. error
+ * NULL means it was fetched whole. */
+void xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_outcome outcome);
 
 /* Ends a page or sitemap fetch: follows a redirect, pushes the links,
  * writes the record, tells the frontier the URL is done and frees the
  * slot, in that order. */
 void xfer_end_fetch(xfer *x, CURLcode result);
 
+/* Whether status is a redirect the crawl follows (301, 302, 303, 307, 308). */
+bool xfer_is_redirect(long status);
+
 /* The error text of a transfer that ended with result, or NULL. */
 const char *xfer_error(const xfer *x, CURLcode result);
+
+/* Stops the transfer for a reason of our own: why for the record, and
+ * the kind of failure it is. */
+void xfer_fail(xfer *x, sieve_crawl_outcome outcome, const char *why);
+
+/* The first thing each kind's finish does: a compressed body whose stream
+ * did not end is a truncated body, even when curl saw the transfer end
+ * cleanly (the kind must not take it for a complete one). */
+void xfer_body_end(xfer *x, CURLcode result);
+
+/* wire.c: the slot's curl options for the wire callbacks and decoding. */
+void wire_setup(xfer *x);
+
+/* wire.c: a new transfer: its identity, its digest. */
+void wire_start(xfer *x);
+
+/* wire.c: a chunk of the body as received: digested, counted, handed to
+ * on_response_body. False (with x->fail set) when the callback refused. */
+bool wire_body(xfer *x, const char *data, size_t n);
+
+/* wire.c: the transfer is over (result from curl): sets what the
+ * transfer's end tells and calls on_transfer_end, once. aborted: no record
+ * follows, the transfer was cut by stop() or a failure. */
+void wire_end(xfer *x, CURLcode result, bool aborted);
+
+/* record.c: the outcome of a record whose error is error (NULL: none). */
+sieve_crawl_outcome xfer_outcome(const xfer *x, CURLcode result, const char *error);
 
 /* Hands a chunk of a 2xx body to the embedder's body callback; returns
  * false (with x->fail set) when the callback asks to stop. */

@@ -111,6 +111,9 @@ static void usage(FILE *out)
             "                  With --sitemap it also holds /sitemap.xml, the three files,\n"
             "                  the URLs they list on this host and what links reach from\n"
             "                  those (robots.txt never)\n"
+            "  --gzip          send every rendered page, text file and robots.txt with\n"
+            "                  Content-Encoding: gzip to a client that accepts it (the\n"
+            "                  web and its truth stay the same)\n"
             "  --help          show this help\n",
             WEB_DEFAULT_PORT, WEB_DEFAULT_PAGES, WEB_SITEMAP_MAX_PAGES);
 }
@@ -203,6 +206,7 @@ int main(int argc, char **argv)
         OPT_ROBOTS,
         OPT_ACCESS_LOG,
         OPT_SITEMAP,
+        OPT_GZIP,
         OPT_HELP
     };
     static const struct option opts[] = {
@@ -219,6 +223,7 @@ int main(int argc, char **argv)
         {"robots", required_argument, NULL, OPT_ROBOTS},
         {"access-log", required_argument, NULL, OPT_ACCESS_LOG},
         {"sitemap", no_argument, NULL, OPT_SITEMAP},
+        {"gzip", no_argument, NULL, OPT_GZIP},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -286,6 +291,9 @@ int main(int argc, char **argv)
             break;
         case OPT_SITEMAP:
             cfg.sitemap = 1;
+            break;
+        case OPT_GZIP:
+            cfg.gzip = 1;
             break;
         case OPT_HELP:
             usage(stdout);

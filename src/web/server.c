@@ -89,6 +89,28 @@ static enum MHD_Result send_copy(struct MHD_Connection *c, unsigned status, cons
     return reply(c, status, resp, type);
 }
 
+static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, struct web_buf *b,
+                                const char *type, const char *encoding);
+
+/* A rendered body, gzipped first under --gzip when the client accepts it. */
+static enum MHD_Result send_rendered(struct web_server *s, struct MHD_Connection *c,
+                                     unsigned status, struct web_buf *b, const char *type)
+{
+    const char *ae =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    if (!s->cfg.gzip || b->oom || !web_accepts_gzip(ae))
+        return send_buf(c, status, b, type, NULL);
+    struct web_buf packed;
+    web_buf_init(&packed);
+    int rc = web_gzip(b->data ? b->data : "", b->len, &packed);
+    web_buf_free(b);
+    if (rc != 0) {
+        web_buf_free(&packed);
+        return MHD_NO;
+    }
+    return send_buf(c, status, &packed, type, "gzip");
+}
+
 /* Hands a rendered buffer to MHD, which frees it. */
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, struct web_buf *b,
                                 const char *type, const char *encoding)
@@ -252,7 +274,7 @@ static enum MHD_Result send_robots(struct web_server *s, struct MHD_Connection *
     struct web_buf b;
     web_buf_init(&b);
     web_robots_render_allow(&s->cfg, host, &b);
-    return send_buf(c, MHD_HTTP_OK, &b, text_type, NULL);
+    return send_rendered(s, c, MHD_HTTP_OK, &b, text_type);
 }
 
 /* The sitemaps carry no Content-Encoding, the gzip one included: it is a
@@ -292,7 +314,7 @@ static enum MHD_Result respond(struct web_server *s, struct MHD_Connection *c,
         return send_redirect(c, r, host);
     case WEB_FILE_TXT:
         web_render_text_file(&s->cfg, r->id, &b);
-        return send_buf(c, MHD_HTTP_OK, &b, text_type, NULL);
+        return send_rendered(s, c, MHD_HTTP_OK, &b, text_type);
     case WEB_FILE_PNG:
         return reply(c, MHD_HTTP_OK,
                      MHD_create_response_from_buffer(web_png_len, (void *)(uintptr_t)web_png,
@@ -314,11 +336,11 @@ static enum MHD_Result respond(struct web_server *s, struct MHD_Connection *c,
     case WEB_TEXT_HTML:
         if (web_render(&s->cfg, r, host, &b) != 0)
             break;
-        return send_buf(c, MHD_HTTP_OK, &b, text_type, NULL);
+        return send_rendered(s, c, MHD_HTTP_OK, &b, text_type);
     default:
         if (web_render(&s->cfg, r, host, &b) != 0)
             break;
-        return send_buf(c, MHD_HTTP_OK, &b, html_type, NULL);
+        return send_rendered(s, c, MHD_HTTP_OK, &b, html_type);
     }
     web_buf_free(&b);
     return MHD_NO;

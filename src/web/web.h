@@ -76,6 +76,7 @@ struct web_config {
     size_t robots_len;
     const char *access_log; /* path of the access log, or NULL for none */
     int sitemap;            /* robots.txt names /sitemap.xml, which is served */
+    int gzip;               /* --gzip: rendered pages and files go gzipped when accepted */
 };
 
 /* ---- buf.c ---- */

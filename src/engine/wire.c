@@ -1,0 +1,169 @@
+/* wire.c - each transfer as it went over the network, for the embedder's
+ * wire callbacks (sieve/crawl.h): the request head as sent, the response
+ * head lines and the body as received, and the transfer's end.
+ *
+ * Where curl shows them: the request head only through its debug
+ * callback (CURLINFO_HEADER_OUT), which needs CURLOPT_VERBOSE, so both are
+ * set only for an embedder that asked for on_request; the response head
+ * through the header callback, which the engine always sets since it
+ * reads Content-Encoding there; the body through the write callback
+ * (xfer.c), raw because curl is told not to decode (decode.c says why).
+ * Proxy tunnels are not the fetch's: a CONNECT request is not handed on,
+ * and curl keeps the proxy's answer to itself
+ * (CURLOPT_SUPPRESS_CONNECT_HEADERS).
+ *
+ * Every transfer that starts gets an id, and exactly one on_transfer_end:
+ * from the kind's finish, or from xfer_release() for a transfer dropped
+ * by an abort, so an embedder's per-transfer state is always released. */
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "xfer.h"
+
+/* Stops the transfer after a wire callback refused. */
+static bool refused(xfer *x, int rc)
+{
+    if (rc == SIEVE_OK)
+        return false;
+    xfer_fail(x, SIEVE_OUTCOME_STOPPED, "stopped by a wire callback");
+    return true;
+}
+
+static void read_ip(xfer *x)
+{
+    char *ip = NULL;
+    curl_easy_getinfo(x->easy, CURLINFO_PRIMARY_IP, &ip);
+    if (ip != NULL && ip[0] != '\0' && strlen(ip) < sizeof x->ip) {
+        strcpy(x->ip, ip);
+        x->t.remote_ip = x->ip;
+    }
+}
+
+static int on_debug(CURL *e, curl_infotype type, char *data, size_t n, void *ud)
+{
+    (void)e;
+    xfer *x = ud;
+    if (type != CURLINFO_HEADER_OUT || x->fail != NULL)
+        return 0;
+    if (n >= 8 && memcmp(data, "CONNECT ", 8) == 0)
+        return 0; /* the proxy tunnel's request */
+    read_ip(x);
+    /* Curl ignores what this returns: a refusal stops the transfer at
+     * its next header or body byte, which see x->fail. */
+    refused(x, x->c->cb.on_request(x->c->ud, &x->t, data, n));
+    return 0;
+}
+
+static bool starts_with(const char *s, size_t n, const char *prefix)
+{
+    size_t p = strlen(prefix);
+    return n >= p && strncasecmp(s, prefix, p) == 0;
+}
+
+/* Each header line: the content coding is read here, and the line goes to
+ * the embedder. A status line starts a new response (after a 1xx). */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    xfer *x = ud;
+    size_t n = size * nmemb;
+    if (x->fail != NULL)
+        return 0;
+    if (starts_with(data, n, "HTTP/"))
+        x->coding = DECODE_IDENTITY;
+    else if (starts_with(data, n, "content-encoding:"))
+        x->coding = decode_coding_add(x->coding, data + 17, n - 17);
+    const sieve_crawl_callbacks *cb = &x->c->cb;
+    if (cb->on_response_head != NULL && refused(x, cb->on_response_head(x->c->ud, &x->t, data, n)))
+        return 0;
+    return n;
+}
+
+void wire_setup(xfer *x)
+{
+    CURL *e = x->easy;
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, DECODE_ACCEPT);
+    curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+    if (x->c->cb.on_request != NULL) {
+        curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
+        curl_easy_setopt(e, CURLOPT_DEBUGDATA, x);
+        curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+    }
+}
+
+static int64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void wire_start(xfer *x)
+{
+    sieve_crawler *c = x->c;
+    x->t = (sieve_crawl_transfer){
+        .id = atomic_fetch_add(&c->n.transfers, 1) + 1,
+        .url = x->url,
+        .kind = x->kind == &xfer_robots    ? SIEVE_FETCH_ROBOTS
+                : x->kind == &xfer_sitemap ? SIEVE_FETCH_SITEMAP
+                                           : SIEVE_FETCH_PAGE,
+        .started_us = wall_us(),
+    };
+    x->wire_ended = false;
+    x->coding = DECODE_IDENTITY;
+    x->dec = NULL;
+    x->digest[0] = '\0';
+    x->ip[0] = '\0';
+    if (!digest_start(&x->body_digest))
+        x->body_digest.ctx = NULL; /* the record goes without a digest */
+}
+
+bool wire_body(xfer *x, const char *data, size_t n)
+{
+    digest_add(&x->body_digest, data, n);
+    x->t.wire_bytes += n;
+    const sieve_crawl_callbacks *cb = &x->c->cb;
+    return cb->on_response_body == NULL ||
+           !refused(x, cb->on_response_body(x->c->ud, &x->t, data, n));
+}
+
+/* Why the body did not come whole, as WARC-Truncated says it; NULL when
+ * it did (or when no response came, so there is no body to cut). */
+static const char *truncation(const xfer *x, CURLcode result)
+{
+    if (x->status == 0)
+        return NULL;
+    switch (result) {
+    case CURLE_OK:
+        return x->dec != NULL && !decoder_complete(x->dec) ? "disconnect" : NULL;
+    case CURLE_WRITE_ERROR:
+        return x->cut_length ? "length" : "unspecified"; /* we stopped it */
+    case CURLE_OPERATION_TIMEDOUT:
+        return "time";
+    case CURLE_ABORTED_BY_CALLBACK:
+        return "unspecified";
+    default:
+        return "disconnect";
+    }
+}
+
+void wire_end(xfer *x, CURLcode result, bool aborted)
+{
+    if (x->wire_ended)
+        return;
+    x->wire_ended = true;
+    if (x->t.remote_ip == NULL)
+        read_ip(x);
+    if (x->status == 0)
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+    x->t.truncated = truncation(x, result);
+    x->t.aborted = aborted;
+    x->t.has_record = !aborted && x->kind != &xfer_robots;
+    if (x->body_digest.ctx != NULL)
+        digest_end(&x->body_digest, x->digest);
+    if (x->c->cb.on_transfer_end != NULL)
+        x->c->cb.on_transfer_end(x->c->ud, &x->t);
+}
