@@ -145,3 +145,21 @@ void harness_lines_free(char **lines)
         free(lines[i]);
     free(lines);
 }
+
+void harness_check_records(const char *const *paths, size_t n)
+{
+    const char *script = getenv("RECORD_CHECK"), *schema = getenv("RECORD_SCHEMA"),
+               *prefix = getenv("AJV_PREFIX");
+    ck_assert_msg(script && schema && prefix,
+                  "RECORD_CHECK, RECORD_SCHEMA and AJV_PREFIX must name the checker");
+    char *argv[64] = {"/bin/bash", (char *)script, (char *)prefix, (char *)schema};
+    size_t k = 4;
+    for (size_t i = 0; i < n && k < 63; i++)
+        argv[k++] = (char *)paths[i];
+    argv[k] = NULL;
+    /* its report goes to the test's stderr, where a failure shows it */
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], NULL, NULL, argv, environ);
+    ck_assert_msg(rc == 0, "cannot run %s: %s", script, strerror(rc));
+    ck_assert_msg(harness_wait(pid) == 0, "records that do not match %s (see above)", schema);
+}

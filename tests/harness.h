@@ -3,6 +3,7 @@
 #ifndef SIEVE_TEST_HARNESS_H
 #define SIEVE_TEST_HARNESS_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Runs argv with stdout and stderr sent to files (NULL: /dev/null). */
@@ -37,5 +38,11 @@ char **harness_web_truth(const char *dir, const char *host, unsigned port, const
 
 /* Frees an array from harness_web_truth(). NULL is a no-op. */
 void harness_lines_free(char **lines);
+
+/* Checks the JSON Lines record files paths[0..n-1] of sieve crawl against
+ * docs/record.schema.json with ajv (tests/record-check.sh, named with the
+ * schema and ajv's install prefix by $RECORD_CHECK, $RECORD_SCHEMA and
+ * $AJV_PREFIX); fails the test on any record that does not match. */
+void harness_check_records(const char *const *paths, size_t n);
 
 #endif

@@ -464,6 +464,10 @@ START_TEST(a_seed_that_refuses_connections_exits_3)
     char *records = harness_slurp(out);
     ck_assert_uint_ge(json_lines(records, "records"), 1);
     ck_assert_ptr_null(strstr(records, "\"error\":null"));
+    /* robots.txt could not be had, so the seed was not fetched */
+    ck_assert_ptr_nonnull(strstr(records, "\"outcome\":\"robots\""));
+    const char *files[] = {out};
+    harness_check_records(files, 1);
     free(records);
     free(log);
 }

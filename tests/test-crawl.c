@@ -183,6 +183,10 @@ static crawl_run crawl(const char *const *extra)
     crawl_run r = {.status = harness_wait(harness_spawn(argv, NULL, err))};
     r.records = harness_slurp(out);
     r.log = harness_slurp(err);
+    if (r.records[0] != '\0') {
+        const char *files[] = {out};
+        harness_check_records(files, 1);
+    }
     char *copy = strdup(r.records);
     for (char *line = strtok(copy, "\n"); line != NULL; line = strtok(NULL, "\n")) {
         char url[4096];

@@ -134,6 +134,8 @@ static int crawl(const char *const *extra, char **records, double *secs)
     char *log = harness_slurp(err);
     ck_assert_msg(st == 0, "crawl exit %d: %s", st, log);
     free(log);
+    const char *files[] = {out};
+    harness_check_records(files, 1);
     return st;
 }
 

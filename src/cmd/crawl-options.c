@@ -272,7 +272,9 @@ static const opt_note crawl_notes[] = {
     {"Records",
      "Each fetched URL (or URL not fetched, with the reason in \"error\") becomes one JSON "
      "line: url, final_url, status, content_type, bytes, depth, links_found, links_new, "
-     "elapsed_ms, error. A summary goes to standard error at the end."},
+     "elapsed_ms, error, time, wire_bytes, remote_ip, digest, outcome, attempts, kind, "
+     "warc_file, warc_offset (docs/record.schema.json in the sources is their JSON Schema). "
+     "A summary goes to standard error at the end."},
     {"Status line",
      "On a terminal, standard error shows elapsed time, pages, pages per second, transfers in "
      "flight, queued URLs and errors, refreshed every second, unless -q is given. It is left "

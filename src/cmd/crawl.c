@@ -77,7 +77,7 @@ static int on_record(void *ud, const sieve_crawl_record *rec)
         if (rec->error == NULL)
             atomic_fetch_add(&r->seeds_fetched, 1);
     }
-    if (record_write(r->records, rec) != 0) {
+    if (record_write(r->records, rec, NULL) != 0) {
         note_output_failure(r, record_writer_path(r->records), errno);
         return SIEVE_EIO; /* stops the crawl */
     }

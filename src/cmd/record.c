@@ -164,7 +164,17 @@ static void line_init(line *l)
     l->oom = 0;
 }
 
-int record_write(record_writer *w, const sieve_crawl_record *r)
+/* An instant as ISO 8601 UTC with milliseconds: 2026-11-24T10:00:00.123Z. */
+static void iso_time(char *buf, size_t cap, int64_t us)
+{
+    time_t secs = (time_t)(us / 1000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, cap - n, ".%03dZ", (int)(us % 1000000 / 1000));
+}
+
+int record_write(record_writer *w, const sieve_crawl_record *r, const record_where *where)
 {
     line l;
     line_init(&l);
@@ -178,6 +188,22 @@ int record_write(record_writer *w, const sieve_crawl_record *r)
     put_u64(&l, ",\"links_new\":", r->links_new);
     put_num(&l, ",\"elapsed_ms\":", "%.1f", r->elapsed_ms);
     put_str(&l, ",\"error\":", r->error);
+    /* the fields that came with archiving, after the first ten */
+    char when[32];
+    iso_time(when, sizeof when, r->started_us);
+    put_str(&l, ",\"time\":", when);
+    put_u64(&l, ",\"wire_bytes\":", r->wire_bytes);
+    put_str(&l, ",\"remote_ip\":", r->remote_ip);
+    put_str(&l, ",\"digest\":", r->payload_digest);
+    put_str(&l, ",\"outcome\":", sieve_crawl_outcome_name(r->outcome));
+    put_num(&l, ",\"attempts\":", "%u", r->attempts);
+    put_str(&l, ",\"kind\":", r->kind == SIEVE_FETCH_SITEMAP ? "sitemap" : "page");
+    bool archived = where != NULL && where->warc_file != NULL;
+    put_str(&l, ",\"warc_file\":", archived ? where->warc_file : NULL);
+    if (archived)
+        put_u64(&l, ",\"warc_offset\":", where->warc_offset);
+    else
+        put(&l, ",\"warc_offset\":null", 19);
     put(&l, "}\n", 2);
     return emit(w, &l);
 }

@@ -4,6 +4,7 @@
 #define SIEVE_RECORD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "sieve/crawl.h"
 
@@ -16,11 +17,19 @@ int record_writer_open(record_writer **out, const char *path, bool append);
 /* The path given to open(), NULL for standard output. */
 const char *record_writer_path(const record_writer *w);
 
+/* Where a record's response was archived (--warc). */
+typedef struct record_where {
+    const char *warc_file; /* the WARC file's name; NULL: not archived */
+    uint64_t warc_offset;  /* of its response record (.gz: of its gzip member) */
+} record_where;
+
 /* Appends one record as a JSON line: url, final_url, status, content_type,
- * bytes, depth, links_found, links_new, elapsed_ms, error. Thread-safe;
- * lines never interleave. Returns 0, or -1 with errno set when the output
- * cannot be written (then every later call fails too). */
-int record_write(record_writer *w, const sieve_crawl_record *r);
+ * bytes, depth, links_found, links_new, elapsed_ms, error, then time,
+ * wire_bytes, remote_ip, digest, outcome, attempts, kind, warc_file,
+ * warc_offset (docs/record.schema.json). where may be NULL (not archived).
+ * Thread-safe; lines never interleave. Returns 0, or -1 with errno set
+ * when the output cannot be written (then every later call fails too). */
+int record_write(record_writer *w, const sieve_crawl_record *r, const record_where *where);
 
 /* Appends the counters as one JSON line, with the wall-clock time and the
  * seconds since the crawl started. Same contract as record_write(). */
