@@ -7,6 +7,8 @@
  * itself, and the parent opens what it left. */
 #include <check.h>
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <pthread.h>
 
 #include "sieve/frontier.h"
 #include "sieve/status.h"
@@ -299,6 +303,282 @@ START_TEST(a_torn_journal_tail_is_cut)
 }
 END_TEST
 
+/* ---- the queue's memory budget: the spill ---- */
+
+enum { HOSTS = 10000 };
+
+/* URL number i: host i % HOSTS, and its number on that host. */
+static size_t spill_url(char *buf, size_t cap, uint64_t i)
+{
+    return (size_t)snprintf(buf, cap, "http://host%llu.test/item/%llu",
+                            (unsigned long long)(i % HOSTS), (unsigned long long)(i / HOSTS));
+}
+
+/* Pushes n URLs in batches of 64, as a crawler does; refused[i] (may be
+ * NULL) marks those the Bloom filter took for seen (a false positive:
+ * such a URL is not queued). Returns how many were queued. */
+static uint64_t push_spill(sieve_frontier *f, uint64_t from, uint64_t n, unsigned char *refused)
+{
+    char text[64][64];
+    sieve_url u[64];
+    int res[64];
+    uint64_t queued = 0;
+    for (uint64_t at = from; at < from + n;) {
+        size_t k = 0;
+        for (; k < 64 && at < from + n; k++, at++) {
+            size_t len = spill_url(text[k], sizeof text[k], at);
+            u[k] = (sieve_url){.url = text[k], .len = len, .depth = (uint32_t)at};
+        }
+        int rc = sieve_frontier_push_batch(f, u, k, res);
+        ck_assert_int_ge(rc, 0);
+        queued += (uint64_t)rc;
+        for (size_t i = 0; i < k; i++) {
+            ck_assert(res[i] == SIEVE_OK || res[i] == SIEVE_SEEN);
+            if (refused != NULL && res[i] == SIEVE_SEEN)
+                refused[u[i].depth] = 1;
+        }
+    }
+    return queued;
+}
+
+static long resident_bytes(void)
+{
+    FILE *fp = fopen("/proc/self/statm", "r");
+    long pages = 0, rss = 0;
+    if (fp != NULL && fscanf(fp, "%ld %ld", &pages, &rss) != 2)
+        rss = 0;
+    if (fp != NULL)
+        fclose(fp);
+    return rss * sysconf(_SC_PAGESIZE);
+}
+
+/* Pops every URL with done(), checking each host's URLs come in the order
+ * pushed (passing over those refused) and each URL once; returns how many. */
+static uint64_t drain_in_order(sieve_frontier *f, uint64_t n_pushed, uint64_t *next_of_host,
+                               const unsigned char *refused)
+{
+    char buf[128];
+    sieve_url u;
+    uint64_t n = 0;
+    int rc;
+    while ((rc = sieve_frontier_pop(f, buf, sizeof buf, &u, 0)) == SIEVE_OK) {
+        uint64_t i = u.depth;
+        ck_assert_uint_lt(i, n_pushed);
+        uint64_t host = i % HOSTS;
+        while (next_of_host[host] < n_pushed && refused[next_of_host[host]])
+            next_of_host[host] += HOSTS;
+        ck_assert_msg(i == next_of_host[host], "host %llu: got %llu, wanted %llu",
+                      (unsigned long long)host, (unsigned long long)i,
+                      (unsigned long long)next_of_host[host]);
+        next_of_host[host] += HOSTS;
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+        n++;
+    }
+    ck_assert_int_eq(rc, SIEVE_EDRAINED);
+    return n;
+}
+
+/* SIEVE_SPILL_URLS (default 10 million) URLs over ten thousand hosts
+ * through a 16 MiB budget: each comes out once, in its host's order, and
+ * the process's resident memory grows by no more than the budget, the
+ * seen-set and 24 MiB (per-host queues and the journal's buffers). */
+START_TEST(a_budget_keeps_the_queue_on_disk_and_in_order)
+{
+    uint64_t n =
+        getenv("SIEVE_SPILL_URLS") ? strtoull(getenv("SIEVE_SPILL_URLS"), NULL, 10) : 10000000;
+    sieve_frontier_config cfg = config(1);
+    cfg.seen.capacity = n;
+    cfg.queue_memory = 16u << 20;
+    long before = resident_bytes();
+    sieve_frontier *f;
+    int rc = sieve_frontier_open(&f, dir, &cfg);
+    ck_assert_msg(rc == SIEVE_OK, "%s", logged);
+    unsigned char *refused = calloc(n, 1);
+    uint64_t queued = push_spill(f, 0, n, refused);
+    ck_assert_uint_ge(queued, n - n / 1000); /* p = 1e-4, far from a thousandth */
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.queue_len, queued);
+    /* a URL here costs at least 40 bytes: no more than budget / 40 fit */
+    ck_assert_uint_ge(st.spilled + (16u << 20) / 40, queued);
+    long grown = resident_bytes() - before;
+    long allowed = (long)(16u << 20) + (long)st.seen_bytes + (24l << 20);
+    fprintf(stderr, "spill: %llu URLs, %llu on disk, resident +%.1f MiB (seen-set %.1f MiB)\n",
+            (unsigned long long)n, (unsigned long long)st.spilled, grown / 1048576.0,
+            st.seen_bytes / 1048576.0);
+    ck_assert_msg(grown <= allowed, "resident memory grew by %ld bytes, over %ld", grown, allowed);
+    uint64_t *next = calloc(HOSTS, sizeof *next);
+    for (uint64_t h = 0; h < HOSTS; h++)
+        next[h] = h;
+    ck_assert_uint_eq(drain_in_order(f, n, next, refused), queued);
+    sieve_frontier_free(f);
+    free(next);
+    free(refused);
+}
+END_TEST
+
+/* A kill while most of the queue is on disk: everything not done comes
+ * back, each host's URLs that were never popped in their order. */
+START_TEST(a_kill_with_a_spill_loses_nothing)
+{
+    enum { N = 20000 };
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        sieve_frontier_config cfg = config(1);
+        cfg.seen.kind = SIEVE_SEEN_EXACT;
+        cfg.queue_memory = 64 * 1024;
+        sieve_frontier *f;
+        if (sieve_frontier_open(&f, dir, &cfg) != SIEVE_OK)
+            _exit(3);
+        push_spill(f, 0, N, NULL);
+        char buf[128];
+        sieve_url u;
+        for (int i = 0; i < 3000; i++) {
+            if (sieve_frontier_pop(f, buf, sizeof buf, &u, 0) != SIEVE_OK)
+                _exit(4);
+            if (i % 3 == 0)
+                continue; /* left in flight */
+            if (sieve_frontier_done(f, &u) != SIEVE_OK)
+                _exit(5);
+            int d = (int)u.depth;
+            if (write(fds[1], &d, sizeof d) != sizeof d)
+                _exit(6);
+        }
+        kill(getpid(), SIGKILL);
+        _exit(7);
+    }
+    close(fds[1]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status), "child status %d", status);
+    static char done[N];
+    int ndone = 0, d;
+    while (read(fds[0], &d, sizeof d) == sizeof d) {
+        done[d] = 1;
+        ndone++;
+    }
+    close(fds[0]);
+    ck_assert_int_eq(ndone, 2000);
+
+    sieve_frontier_config cfg = config(1);
+    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    cfg.queue_memory = 64 * 1024;
+    sieve_frontier *f;
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_OK);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.recovered, N - 2000);
+    ck_assert_uint_gt(st.spilled, 0);
+    static char got[N];
+    char buf[128];
+    sieve_url u;
+    int n = 0;
+    while (sieve_frontier_pop(f, buf, sizeof buf, &u, 0) == SIEVE_OK) {
+        ck_assert_msg(!done[u.depth] && !got[u.depth], "URL %u again", u.depth);
+        got[u.depth] = 1;
+        n++;
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    }
+    ck_assert_int_eq(n, N - 2000);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* No state directory: the spill goes to a temporary one (under $TMPDIR,
+ * here the test's directory), removed when the frontier is freed. */
+START_TEST(an_in_memory_frontier_spills_to_a_temporary_directory)
+{
+    setenv("TMPDIR", dir, 1);
+    sieve_frontier_config cfg = config(1);
+    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    cfg.queue_memory = 16 * 1024;
+    sieve_frontier *f;
+    ck_assert_int_eq(sieve_frontier_open(&f, NULL, &cfg), SIEVE_OK);
+    unsetenv("TMPDIR");
+    enum { N = 30000 };
+    ck_assert_uint_eq(push_spill(f, 0, N, NULL), N);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_gt(st.spilled, N / 2);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "test -n \"$(ls -A '%s')\"", dir);
+    ck_assert_int_eq(system(cmd), 0); /* the spill is there */
+    uint64_t *next = calloc(HOSTS, sizeof *next);
+    for (uint64_t h = 0; h < HOSTS; h++)
+        next[h] = h;
+    static unsigned char none[N];
+    ck_assert_uint_eq(drain_in_order(f, N, next, none), N);
+    sieve_frontier_free(f);
+    free(next);
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", dir);
+    ck_assert_int_eq(system(cmd), 0); /* and gone */
+}
+END_TEST
+
+/* Pushers and poppers in threads over a small budget (and so a spill that
+ * starts and stops): every URL popped exactly once. For ThreadSanitizer. */
+enum { T_PUSHERS = 3, T_PER_PUSHER = 30000 };
+
+typedef struct shared {
+    sieve_frontier *f;
+    atomic_int pushers_left;
+    unsigned char *popped;
+} shared;
+
+static void *pusher(void *arg)
+{
+    shared *sh = ((void **)arg)[0];
+    uint64_t first = (uint64_t)(uintptr_t)((void **)arg)[1];
+    push_spill(sh->f, first, T_PER_PUSHER, NULL);
+    atomic_fetch_sub(&sh->pushers_left, 1);
+    return NULL;
+}
+
+static void *popper(void *arg)
+{
+    shared *sh = arg;
+    char buf[128];
+    sieve_url u;
+    for (;;) {
+        int rc = sieve_frontier_pop(sh->f, buf, sizeof buf, &u, 20);
+        if (rc == SIEVE_OK) {
+            __atomic_fetch_add(&sh->popped[u.depth], 1, __ATOMIC_RELAXED);
+            sieve_frontier_done(sh->f, &u);
+        } else if (rc == SIEVE_EDRAINED && atomic_load(&sh->pushers_left) == 0) {
+            return NULL;
+        }
+    }
+}
+
+START_TEST(threads_through_a_spill_pop_each_url_once)
+{
+    sieve_frontier_config cfg = config(1);
+    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    cfg.queue_memory = 32 * 1024;
+    shared sh = {.pushers_left = T_PUSHERS};
+    ck_assert_int_eq(sieve_frontier_open(&sh.f, dir, &cfg), SIEVE_OK);
+    sh.popped = calloc(T_PUSHERS * T_PER_PUSHER, 1);
+    pthread_t th[T_PUSHERS + 2];
+    void *args[T_PUSHERS][2];
+    for (int i = 0; i < T_PUSHERS; i++) {
+        args[i][0] = &sh;
+        args[i][1] = (void *)(uintptr_t)((uint64_t)i * T_PER_PUSHER);
+        pthread_create(&th[i], NULL, pusher, args[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[T_PUSHERS + i], NULL, popper, &sh);
+    for (int i = 0; i < T_PUSHERS + 2; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < T_PUSHERS * T_PER_PUSHER; i++)
+        ck_assert_msg(sh.popped[i] == 1, "URL %d popped %d times", i, sh.popped[i]);
+    sieve_frontier_free(sh.f);
+    free(sh.popped);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("frontier-state");
@@ -312,6 +592,15 @@ int main(void)
     tcase_add_test(tc, a_full_disk_stops_and_the_state_resumes);
     tcase_add_test(tc, damaged_state_files_are_refused);
     tcase_add_test(tc, a_torn_journal_tail_is_cut);
+    tcase_add_test(tc, a_kill_with_a_spill_loses_nothing);
+    tcase_add_test(tc, an_in_memory_frontier_spills_to_a_temporary_directory);
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, a_budget_keeps_the_queue_on_disk_and_in_order);
+    TCase *threads = tcase_create("threads");
+    tcase_add_checked_fixture(threads, setup, teardown);
+    tcase_set_timeout(threads, 300);
+    tcase_add_test(threads, threads_through_a_spill_pop_each_url_once);
+    suite_add_tcase(s, threads);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

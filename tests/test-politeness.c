@@ -155,9 +155,12 @@ START_TEST(hosts_get_at_most_k_connections_and_d_between_starts)
         qsort(hits, n, sizeof *hits, by_start);
         ck_assert_str_eq(hits[0].target, "/robots.txt");
         for (size_t i = 1; i < n; i++)
-            /* the server stamps arrivals: allow 50 ms of network and
-             * scheduling jitter on a loaded machine */
-            ck_assert_msg(hits[i].start - hits[i - 1].start >= 200000 - 50000,
+            /* The crawler spaces the starts of its requests; the server
+             * stamps their arrivals, and one that had to open a connection
+             * arrives later than one that reused it (55 ms later was seen
+             * on a loaded 2-core machine). Allow half the delay for that:
+             * a delay not kept at all still fails. */
+            ck_assert_msg(hits[i].start - hits[i - 1].start >= 200000 - 100000,
                           "host %d: starts %lld us apart: %s then %s", h,
                           hits[i].start - hits[i - 1].start, hits[i - 1].target, hits[i].target);
         ck_assert_int_le(max_overlap(hits, n), 2);

@@ -139,6 +139,10 @@ typedef struct sieve_crawl_options {
      * what the state means (the seen-set, scope, allow, deny, max_depth,
      * the URL rules) must be those it was made with. */
     const char *state_dir;        /* NULL (default): the frontier lives in memory */
+    uint64_t queue_memory;        /* the most bytes of queued URLs in memory (each
+                                     URL's length plus 8); the rest waits on disk,
+                                     in state_dir or else in a temporary directory
+                                     removed at the end; 0: no limit; default 64 MiB */
     double checkpoint_interval_s; /* seconds between two syncs of the state and
                                      the outputs (on_sync); default 10 */
 

@@ -98,7 +98,16 @@ typedef struct sieve_frontier_config {
      * as "name=value" lines (the crawl's scope, say). Stored with the
      * state; an open with other text is refused. Default NULL. */
     const char *state_meaning;
+    /* sieve_frontier_open() only: the most bytes of queued URLs held in
+     * memory (each URL's length plus SIEVE_QUEUE_ENTRY_COST). Past it,
+     * pushed URLs stay in the journal only and are read back, in the order
+     * pushed, as the queue in memory falls below half of it. 0 (default):
+     * no limit. sieve_frontier_new() refuses a nonzero value. */
+    uint64_t queue_memory;
 } sieve_frontier_config;
+
+/* What a queued URL costs in memory besides its bytes, for queue_memory. */
+#define SIEVE_QUEUE_ENTRY_COST 8
 
 typedef struct sieve_frontier_stats {
     uint64_t pushed;      /* push attempts, valid or not */
@@ -117,6 +126,7 @@ typedef struct sieve_frontier_stats {
     uint64_t hosts;       /* hosts known to the per-host scheduler */
     int closed;           /* close() was called */
     uint64_t recovered;   /* URLs queued again by sieve_frontier_open() */
+    uint64_t spilled;     /* of queue_len, URLs waiting in the journal, not in memory */
 } sieve_frontier_stats;
 
 /* Fills cfg with the defaults. */
@@ -145,7 +155,12 @@ SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_conf
  * complete record left it, and opens again once there is room. In this
  * version the whole journal is read at open and kept, and the queue is in
  * memory (docs/durable-frontier.md: checkpoints and the queue on disk
- * come next). mark_seen() is not journaled. */
+ * come next). mark_seen() is not journaled.
+ *
+ * dir NULL makes a frontier that lives for this process only but keeps
+ * its queue within queue_memory: its spill goes to a new directory under
+ * $TMPDIR (else /tmp), which sieve_frontier_free() removes; dones are not
+ * journaled there and nothing is synced. */
 SIEVE_API int sieve_frontier_open(sieve_frontier **out, const char *dir,
                                   const sieve_frontier_config *cfg);
 

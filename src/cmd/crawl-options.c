@@ -251,6 +251,10 @@ static const opt_def crawl_opts[] = {
      .section = sec_frontier,
      .help = "keep the frontier in DIR: a crawl killed at any instant resumes when run again "
              "with the same DIR (--output is then appended to)"},
+    {"queue-memory", 0, OPT_SIZE, "SIZE", F(eng.queue_memory), RANGE(0, 1099511627776.0),
+     .section = sec_frontier,
+     .help = "the most memory queued URLs take (K, M, G suffixes); the rest wait on disk, in "
+             "the --state DIR or else in a temporary directory removed at the end; 0: no limit"},
     {"checkpoint-interval", 0, OPT_SECONDS, "S", F(eng.checkpoint_interval_s), RANGE(0, DAY_S),
      .flags = OPTF_MIN_OPEN, .section = sec_frontier,
      .help = "with --state, seconds between two syncs of the state and the outputs to disk"},

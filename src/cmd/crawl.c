@@ -130,9 +130,10 @@ static void summary(const sieve_crawl_stats *st, double secs, const char *how)
             (unsigned long long)st->links_new);
     const sieve_frontier_stats *f = &st->frontier;
     fprintf(stderr,
-            "sieve: frontier: %llu URLs queued, %llu left; seen-set ~%.0f URLs in %llu bytes, "
-            "estimated false-positive rate %.2g\n",
-            (unsigned long long)f->enqueued, (unsigned long long)f->queue_len, f->est_count,
+            "sieve: frontier: %llu URLs queued, %llu left (%llu of them on disk), %llu "
+            "recovered; seen-set ~%.0f URLs in %llu bytes, estimated false-positive rate %.2g\n",
+            (unsigned long long)f->enqueued, (unsigned long long)f->queue_len,
+            (unsigned long long)f->spilled, (unsigned long long)f->recovered, f->est_count,
             (unsigned long long)f->seen_bytes, f->est_fp_rate);
     fprintf(stderr, "sieve: robots.txt: %llu fetched, %llu URLs not fetched because of it\n",
             (unsigned long long)st->robots_fetched, (unsigned long long)st->robots_denied);

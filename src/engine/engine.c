@@ -193,8 +193,11 @@ static int make_frontier(sieve_crawler *c)
                                        .max_conns = limited ? o->host_connections : UINT_MAX,
                                        .delay_s = limited ? o->delay_s : 0,
                                        .max_delay_s = o->max_crawl_delay_s};
-    if (o->state_dir == NULL)
+    fc.queue_memory = o->queue_memory;
+    if (o->state_dir == NULL && o->queue_memory == 0)
         return sieve_frontier_new(&c->frontier, &fc);
+    if (o->state_dir == NULL) /* the queue's spill, in a temporary directory */
+        return sieve_frontier_open(&c->frontier, NULL, &fc);
     c->meaning = state_meaning(o);
     if (c->meaning == NULL)
         return SIEVE_ENOMEM;

@@ -27,6 +27,7 @@
 #define DEFAULT_MAX_SITEMAPS      10000
 #define DEFAULT_USER_AGENT        "sieve/" SIEVE_VERSION " (web crawler)"
 #define DEFAULT_CHECKPOINT_S      10.0
+#define DEFAULT_QUEUE_MEMORY      (UINT64_C(64) << 20)
 
 void sieve_crawl_options_init(sieve_crawl_options *o)
 {
@@ -54,6 +55,7 @@ void sieve_crawl_options_init(sieve_crawl_options *o)
         .max_segments = SIEVE_CANON_MAX_SEGMENTS,
         .max_repeat = SIEVE_CANON_MAX_REPEAT,
         .checkpoint_interval_s = DEFAULT_CHECKPOINT_S,
+        .queue_memory = DEFAULT_QUEUE_MEMORY,
     };
     sieve_seen_config_init(&o->seen);
 }

@@ -27,11 +27,14 @@
  * This first version replays the whole journal at open and keeps it
  * whole; checkpoints that bound both, and the queue's spill to disk, are
  * the next steps (docs/durable-frontier.md). */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -59,9 +62,14 @@ struct fstate {
     sieve_logger logger;
     char path[512];
     int failed;         /* a journal write failed: nothing more is journaled */
+    int temporary;      /* the spill of an in-memory frontier: removed at close */
     unsigned char *buf; /* records of a batch, packed */
     size_t used, cap;
+    journal_reader *head;  /* the spill's next URL to read back, or NULL */
+    struct hash_set *done; /* after a recovery that spilled: the URLs done */
 };
+
+static void set_free(struct hash_set *h);
 
 uint64_t fstate_url_hash(const char *url, size_t len)
 {
@@ -134,18 +142,20 @@ static int check_meaning(fstate *s, const sieve_frontier_config *cfg)
     return rc;
 }
 
-int fstate_open(fstate **out, const char *dir, const sieve_frontier_config *cfg)
+static int fstate_open_at(fstate **out, const char *dir, const sieve_frontier_config *cfg,
+                          bool temporary)
 {
     fstate *s = calloc(1, sizeof *s);
     if (s == NULL)
         return SIEVE_ENOMEM;
+    s->temporary = temporary;
     s->logger = cfg->logger;
     snprintf(s->path, sizeof s->path, "%s", dir);
     char msg[512] = "";
     int rc = statedir_lock(&s->dir, dir, msg, sizeof msg);
     if (rc != SIEVE_OK)
         sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s", msg);
-    if (rc == SIEVE_OK)
+    if (rc == SIEVE_OK && !temporary)
         rc = check_meaning(s, cfg);
     if (rc == SIEVE_OK) {
         char jdir[600];
@@ -165,13 +175,62 @@ int fstate_open(fstate **out, const char *dir, const sieve_frontier_config *cfg)
     return SIEVE_OK;
 }
 
+int fstate_open(fstate **out, const char *dir, const sieve_frontier_config *cfg)
+{
+    return fstate_open_at(out, dir, cfg, false);
+}
+
+/* Removes a temporary state: its journal's segments, then the rest. */
+static void remove_temporary(const char *dir)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, JOURNAL_DIR);
+    DIR *d = opendir(path);
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/%s", dir, JOURNAL_DIR, e->d_name);
+        unlink(path);
+    }
+    if (d != NULL)
+        closedir(d);
+    snprintf(path, sizeof path, "%s/%s", dir, JOURNAL_DIR);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/%s", dir, STATEDIR_LOCK_NAME);
+    unlink(path);
+    rmdir(dir);
+}
+
+int fstate_open_temporary(fstate **out, const sieve_frontier_config *cfg)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/sieve-queue-XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+        sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "cannot make a directory for the queue in %s: %s",
+                  tmp != NULL && tmp[0] ? tmp : "/tmp", strerror(errno));
+        return SIEVE_EIO;
+    }
+    sieve_frontier_config c = *cfg;
+    c.state_meaning = NULL;
+    int rc = fstate_open_at(out, dir, &c, true);
+    if (rc != SIEVE_OK)
+        remove_temporary(dir);
+    return rc;
+}
+
 void fstate_close(fstate *s)
 {
     if (s == NULL)
         return;
+    if (s->head != NULL)
+        journal_reader_close(s->head);
+    set_free(s->done);
     if (s->j != NULL)
         journal_close(s->j);
     statedir_unlock(s->dir);
+    if (s->temporary)
+        remove_temporary(s->path);
     free(s->buf);
     free(s);
 }
@@ -183,6 +242,13 @@ typedef struct hash_set {
     size_t cap, n;
     int has_zero;
 } hash_set;
+
+static void set_free(struct hash_set *h)
+{
+    if (h != NULL)
+        free(h->slot);
+    free(h);
+}
 
 static int set_grow(hash_set *h)
 {
@@ -254,11 +320,11 @@ static void put_le(unsigned char *p, uint64_t v, unsigned n)
 
 typedef struct replay {
     fstate *s;
-    hash_set done;
+    hash_set *done;
     fstate_seen_fn seen;
     fstate_pending_fn pending;
     void *ud;
-    uint64_t n_pending, n_done;
+    uint64_t n_pending, n_spilled, n_done;
 } replay;
 
 static int refuse_record(fstate *s, journal_reader *r, int rc)
@@ -282,7 +348,8 @@ static int replay_pass(replay *p, int pass)
         uint8_t type;
         const void *data;
         uint32_t len;
-        rc = journal_read(r, &type, &data, &len, NULL);
+        journal_pos pos;
+        rc = journal_read(r, &type, &data, &len, &pos);
         if (rc == JOURNAL_END) {
             rc = SIEVE_OK;
             break;
@@ -293,7 +360,7 @@ static int replay_pass(replay *p, int pass)
         }
         const unsigned char *b = data;
         if (type == REC_DONE && len == HASH_BYTES) {
-            if (pass == 0 && (rc = set_add(&p->done, get_le(b, HASH_BYTES))) != SIEVE_OK)
+            if (pass == 0 && (rc = set_add(p->done, get_le(b, HASH_BYTES))) != SIEVE_OK)
                 break;
             p->n_done += pass == 0;
         } else if (type == REC_PUSH && len > TAG_BYTES) {
@@ -302,11 +369,21 @@ static int replay_pass(replay *p, int pass)
             const char *url = (const char *)b + TAG_BYTES;
             size_t n = len - TAG_BYTES;
             p->seen(p->ud, url, n);
-            if (set_has(&p->done, fstate_url_hash(url, n)))
+            if (set_has(p->done, fstate_url_hash(url, n)))
                 continue;
             p->n_pending++;
-            if ((rc = p->pending(p->ud, url, n, (uint32_t)get_le(b, TAG_BYTES))) != SIEVE_OK)
+            if (p->n_spilled > 0) { /* once one stays on disk, all later do */
+                p->n_spilled++;
+                continue;
+            }
+            rc = p->pending(p->ud, url, n, (uint32_t)get_le(b, TAG_BYTES));
+            if (rc == FSTATE_SPILL) {
+                if ((rc = journal_reader_open(s->j, pos, &s->head)) != SIEVE_OK)
+                    break;
+                p->n_spilled = 1;
+            } else if (rc != SIEVE_OK) {
                 break;
+            }
         } else {
             sieve_log(&s->logger, SIEVE_LOG_ERROR,
                       "%s: a journal record of unknown type %u (%u bytes): written by another "
@@ -321,16 +398,59 @@ static int replay_pass(replay *p, int pass)
 }
 
 int fstate_replay(fstate *s, fstate_seen_fn seen, fstate_pending_fn pending, void *ud,
-                  uint64_t *n_pending, uint64_t *n_done)
+                  uint64_t *n_pending, uint64_t *n_spilled, uint64_t *n_done)
 {
     replay p = {.s = s, .seen = seen, .pending = pending, .ud = ud};
+    p.done = calloc(1, sizeof *p.done);
+    if (p.done == NULL)
+        return SIEVE_ENOMEM;
     int rc = replay_pass(&p, 0);
     if (rc == SIEVE_OK)
         rc = replay_pass(&p, 1);
-    free(p.done.slot);
+    /* the spill read back from the head passes URLs done before the kill */
+    if (rc == SIEVE_OK && p.n_spilled > 0)
+        s->done = p.done;
+    else
+        set_free(p.done);
     *n_pending = p.n_pending;
+    *n_spilled = p.n_spilled;
     *n_done = p.n_done;
     return rc;
+}
+
+void fstate_head_stop(fstate *s)
+{
+    if (s->head != NULL)
+        journal_reader_close(s->head);
+    s->head = NULL;
+    set_free(s->done);
+    s->done = NULL;
+}
+
+int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag)
+{
+    if (s->head == NULL)
+        return SIEVE_EAGAIN;
+    for (;;) {
+        uint8_t type;
+        const void *data;
+        uint32_t n;
+        int rc = journal_read(s->head, &type, &data, &n, NULL);
+        if (rc == JOURNAL_END)
+            return SIEVE_EAGAIN;
+        if (rc != SIEVE_OK)
+            return refuse_record(s, s->head, rc);
+        if (type != REC_PUSH || n <= TAG_BYTES)
+            continue;
+        const unsigned char *b = data;
+        const char *u = (const char *)b + TAG_BYTES;
+        if (s->done != NULL && set_has(s->done, fstate_url_hash(u, n - TAG_BYTES)))
+            continue;
+        *url = u;
+        *len = n - TAG_BYTES;
+        *tag = (uint32_t)get_le(b, TAG_BYTES);
+        return SIEVE_OK;
+    }
 }
 
 /* ---- logging ---- */
@@ -361,19 +481,23 @@ static unsigned char *room(fstate *s, size_t n)
     return p;
 }
 
-int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t n)
+int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t n,
+                      size_t spill_from)
 {
     if (s->failed)
         return SIEVE_EIO;
     journal_record recs[LOG_BATCH];
+    journal_pos pos[LOG_BATCH];
     size_t off[LOG_BATCH];
-    size_t i = 0;
+    size_t i = 0, spill_rec = SIZE_MAX;
     while (i < n) {
         size_t k = 0;
         s->used = 0;
         for (; i < n && k < LOG_BATCH; i++) {
             if (!take[i])
                 continue;
+            if (i == spill_from)
+                spill_rec = k;
             unsigned char *b = room(s, TAG_BYTES + urls[i].len);
             if (b == NULL) {
                 s->failed = 1; /* a push not journaled must stop the run */
@@ -387,8 +511,16 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
         /* the buffer may have moved while it grew: point at it now */
         for (size_t r = 0; r < k; r++)
             recs[r].payload = s->buf + off[r];
-        if (k > 0 && journal_append_batch(s->j, recs, k, NULL, NULL) != SIEVE_OK)
+        if (k > 0 && journal_append_batch(s->j, recs, k, pos, NULL) != SIEVE_OK)
             return failed_write(s);
+        if (spill_rec != SIZE_MAX) {
+            if (s->head != NULL)
+                journal_reader_close(s->head);
+            s->head = NULL;
+            if (journal_reader_open(s->j, pos[spill_rec], &s->head) != SIEVE_OK)
+                return failed_write(s);
+            spill_rec = SIZE_MAX;
+        }
     }
     return SIEVE_OK;
 }
@@ -397,6 +529,8 @@ int fstate_log_done(fstate *s, uint64_t url_hash)
 {
     if (s->failed)
         return SIEVE_EIO;
+    if (s->temporary)
+        return SIEVE_OK; /* nothing is resumed from it */
     unsigned char b[HASH_BYTES];
     put_le(b, url_hash, HASH_BYTES);
     if (journal_append(s->j, REC_DONE, b, sizeof b, NULL) != SIEVE_OK)
@@ -408,6 +542,8 @@ int fstate_sync(fstate *s)
 {
     if (s->failed)
         return SIEVE_EIO;
+    if (s->temporary)
+        return SIEVE_OK;
     if (journal_sync(s->j) != SIEVE_OK)
         return failed_write(s);
     return SIEVE_OK;

@@ -12,8 +12,11 @@
 typedef struct fstate fstate;
 
 /* Receives, in push order, each URL the journal holds that was never
- * reported done; a nonzero return stops the replay with that status. */
+ * reported done: SIEVE_OK when it went to memory; FSTATE_SPILL when memory
+ * is full, and then this URL and every later one stay in the journal, to
+ * be read back by fstate_head_next(); any other status stops the replay. */
 typedef int (*fstate_pending_fn)(void *ud, const char *url, size_t len, uint32_t tag);
+#define FSTATE_SPILL 1
 
 /* Receives every URL ever pushed, for the seen-set. */
 typedef void (*fstate_seen_fn)(void *ud, const char *url, size_t len);
@@ -25,14 +28,33 @@ typedef void (*fstate_seen_fn)(void *ud, const char *url, size_t len);
  * journal's and the state files' format errors, SIEVE_EIO. */
 int fstate_open(fstate **out, const char *dir, const sieve_frontier_config *cfg);
 
+/* A state in a new temporary directory (under $TMPDIR, else /tmp) that
+ * only holds the spill: nothing meant to outlive the frontier, so dones
+ * are not journaled, nothing is synced, and fstate_close() removes it. */
+int fstate_open_temporary(fstate **out, const sieve_frontier_config *cfg);
+
 /* Replays the journal: every pushed URL to seen, then the ones not done
- * to pending, in the order they were pushed. Returns the URLs pending. */
+ * to pending, in the order they were pushed. *n_pending gets the URLs not
+ * done, *n_spilled those of them left in the journal (FSTATE_SPILL). */
 int fstate_replay(fstate *s, fstate_seen_fn seen, fstate_pending_fn pending, void *ud,
-                  uint64_t *n_pending, uint64_t *n_done);
+                  uint64_t *n_pending, uint64_t *n_spilled, uint64_t *n_done);
 
 /* Journals the pushes urls[i] for which take[i] is nonzero, in one write
- * where possible; after SIEVE_EIO nothing more may be journaled. */
-int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t n);
+ * where possible; after SIEVE_EIO nothing more may be journaled. If
+ * spill_from < n, that push is the first of a spill: the head (below)
+ * starts at it. */
+int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t n,
+                      size_t spill_from);
+
+/* The spill: URLs journaled and not yet in memory are read back, in
+ * order, from the head. Gives the next one (valid until the next call)
+ * and SIEVE_OK; JOURNAL's end as SIEVE_EAGAIN; a damaged record as its
+ * error, logged. DONE records, and after a recovery the URLs done, are
+ * skipped. */
+int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag);
+
+/* The spill is all back in memory: the head reader and what it needed go. */
+void fstate_head_stop(fstate *s);
 
 /* Journals that the URL with this hash (XXH3-64, seed 0) is done. */
 int fstate_log_done(fstate *s, uint64_t url_hash);

@@ -82,8 +82,11 @@ struct sieve_frontier {
     unsigned waiters;
     sieve_frontier_wake_fn on_wake;
     void *wake_ud;
-    fstate *state;   /* durable: the state directory; NULL in memory */
-    flight *flights; /* the URLs in flight, by ticket index */
+    fstate *state;      /* durable: the state directory; NULL in memory */
+    uint64_t budget;    /* queue_memory; 0: none */
+    uint64_t ram_bytes; /* what the URLs queued in memory cost, as budget counts */
+    uint64_t spilled;   /* URLs queued in the journal only */
+    flight *flights;    /* the URLs in flight, by ticket index */
     uint32_t nflights, cap_flights;
     uint32_t free_flight; /* head of the free slots, or FLIGHT_NONE */
 };
@@ -109,12 +112,13 @@ void sieve_frontier_config_init(sieve_frontier_config *cfg)
     cfg->on_wake = NULL;
     cfg->wake_ud = NULL;
     cfg->state_meaning = NULL;
+    cfg->queue_memory = 0;
 }
 
 int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
 {
     if (out == NULL || cfg == NULL || cfg->max_url_len == 0 ||
-        cfg->max_url_len > SIEVE_HASHSET_KEY_MAX)
+        cfg->max_url_len > SIEVE_HASHSET_KEY_MAX || cfg->queue_memory > 0)
         return SIEVE_EINVAL;
     const sieve_politeness *pol = &cfg->politeness;
     if (pol->enabled && (pol->max_conns == 0 || !(pol->delay_s >= 0) || !(pol->max_delay_s >= 0)))
@@ -191,29 +195,38 @@ static void replay_seen(void *ud, const char *url, size_t len)
 static int replay_pending(void *ud, const char *url, size_t len, uint32_t tag)
 {
     sieve_frontier *f = ud;
+    uint64_t cost = len + SIEVE_QUEUE_ENTRY_COST;
+    if (f->budget > 0 && f->ram_bytes + cost > f->budget)
+        return FSTATE_SPILL;
     int rc = f->hosts != NULL ? hosts_push(f->hosts, url, len, tag, now_s())
                               : sieve_fifo_push(f->queue, url, len, tag);
-    f->st.enqueued += rc == SIEVE_OK;
+    if (rc == SIEVE_OK)
+        f->ram_bytes += cost;
     return rc;
 }
 
 int sieve_frontier_open(sieve_frontier **out, const char *dir, const sieve_frontier_config *cfg)
 {
-    if (out == NULL || dir == NULL || cfg == NULL)
+    if (out == NULL || cfg == NULL)
         return SIEVE_EINVAL;
     sieve_frontier *f;
-    int rc = sieve_frontier_new(&f, cfg);
+    sieve_frontier_config plain = *cfg;
+    plain.queue_memory = 0; /* new() refuses it: it is a durable frontier's */
+    int rc = sieve_frontier_new(&f, &plain);
     if (rc != SIEVE_OK)
         return rc;
-    rc = fstate_open(&f->state, dir, cfg);
-    uint64_t pending = 0, done = 0;
+    f->budget = cfg->queue_memory;
+    rc = dir != NULL ? fstate_open(&f->state, dir, cfg) : fstate_open_temporary(&f->state, cfg);
+    uint64_t pending = 0, spilled = 0, done = 0;
     if (rc == SIEVE_OK)
-        rc = fstate_replay(f->state, replay_seen, replay_pending, f, &pending, &done);
+        rc = fstate_replay(f->state, replay_seen, replay_pending, f, &pending, &spilled, &done);
     if (rc != SIEVE_OK) {
         sieve_frontier_free(f);
         return rc;
     }
+    f->spilled = spilled;
     f->st.recovered = pending;
+    f->st.enqueued = pending;
     f->st.done = done;
     *out = f;
     return SIEVE_OK;
@@ -314,9 +327,9 @@ static int check_url(const sieve_frontier *f, const char *url, size_t len)
 /* Enqueue-then-mark, under the lock. See the header comment for the order. */
 /* One FIFO: room is reserved first, so once the seen-set has accepted the
  * URL its push cannot fail, and the seen-set is probed once. */
-static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h)
+static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, bool to_ram)
 {
-    int rc = sieve_fifo_reserve(f->queue, u->len);
+    int rc = to_ram ? sieve_fifo_reserve(f->queue, u->len) : SIEVE_OK;
     if (rc != SIEVE_OK)
         return rc;
     rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
@@ -324,7 +337,8 @@ static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h
         f->st.seen++;
     if (rc != SIEVE_OK)
         return rc; /* seen, or the exact set out of memory: nothing changed */
-    sieve_fifo_push(f->queue, u->url, u->len, u->depth);
+    if (to_ram)
+        sieve_fifo_push(f->queue, u->url, u->len, u->depth);
     f->st.enqueued++;
     return SIEVE_OK;
 }
@@ -332,13 +346,14 @@ static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h
 /* Per-host queues: a push may need a new host, so it cannot be reserved;
  * the URL is queued before it is marked, and an append that fails
  * changes nothing. */
-static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now)
+static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now,
+                              bool to_ram)
 {
     if (sieve_seen_contains_hashed(f->seen, u->url, u->len, h)) {
         f->st.seen++;
         return SIEVE_SEEN;
     }
-    int rc = hosts_push(f->hosts, u->url, u->len, u->depth, now);
+    int rc = to_ram ? hosts_push(f->hosts, u->url, u->len, u->depth, now) : SIEVE_OK;
     if (rc != SIEVE_OK)
         return rc;
     rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
@@ -351,9 +366,25 @@ static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, sieve_hash 
     return SIEVE_OK;
 }
 
-static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now)
+/* Offers a URL, to the queue in memory or, past the budget, to the spill:
+ * once one URL waits in the journal, every later one does too, so that
+ * memory holds only URLs older than any on disk and each host's come out
+ * in the order pushed. */
+static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now,
+                        bool *spilled)
 {
-    return f->hosts != NULL ? offer_hosts_locked(f, u, h, now) : offer_fifo_locked(f, u, h);
+    uint64_t cost = u->len + SIEVE_QUEUE_ENTRY_COST;
+    bool to_ram = f->budget == 0 || (f->spilled == 0 && f->ram_bytes + cost <= f->budget);
+    int rc = f->hosts != NULL ? offer_hosts_locked(f, u, h, now, to_ram)
+                              : offer_fifo_locked(f, u, h, to_ram);
+    *spilled = rc == SIEVE_OK && !to_ram;
+    if (rc == SIEVE_OK) {
+        if (to_ram)
+            f->ram_bytes += cost;
+        else
+            f->spilled++;
+    }
+    return rc;
 }
 
 /* Wakes the pops blocked in pop() (one, or all) and tells the embedder's
@@ -431,12 +462,12 @@ static void prepare(const sieve_frontier *f, const sieve_url *urls, size_t n, in
  * state on disk stays as the last complete record left it, and their
  * page, never done, is fetched again after a restart. */
 static bool journal_locked(sieve_frontier *f, const sieve_url *urls, size_t n, int *status,
-                           int *failed)
+                           size_t spill_from, int *failed)
 {
     int take[BATCH_STEP];
     for (size_t i = 0; i < n; i++)
         take[i] = status[i] == SIEVE_OK;
-    int rc = fstate_log_pushes(f->state, urls, take, n);
+    int rc = fstate_log_pushes(f->state, urls, take, n, spill_from);
     if (rc == SIEVE_OK)
         return true;
     for (size_t i = 0; i < n; i++)
@@ -463,19 +494,23 @@ static uint64_t push_step(sieve_frontier *f, const sieve_url *urls, size_t n, in
     for (size_t i = 0; i < n; i++)
         if (status[i] == SIEVE_OK)
             sieve_seen_prefetch(f->seen, hash[i]);
+    size_t spill_from = SIZE_MAX; /* the push that began a spill */
     for (size_t i = 0; i < n; i++) {
         f->st.pushed++;
         if (status[i] != SIEVE_OK) {
             f->st.invalid++;
             continue;
         }
-        status[i] = offer_locked(f, &urls[i], hash[i], now);
+        bool began = f->spilled == 0, spilled;
+        status[i] = offer_locked(f, &urls[i], hash[i], now, &spilled);
+        if (spilled && began)
+            spill_from = i;
         if (status[i] == SIEVE_OK)
             added++;
         else if (status[i] == SIEVE_ENOMEM)
             *failed = SIEVE_ENOMEM;
     }
-    if (f->state != NULL && added > 0 && !journal_locked(f, urls, n, status, failed))
+    if (f->state != NULL && added > 0 && !journal_locked(f, urls, n, status, spill_from, failed))
         added = 0;
     after_enqueue_locked(f, added, &pl);
     pthread_mutex_unlock(&f->lock);
@@ -514,7 +549,7 @@ int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len)
 
 static uint64_t queued_locked(const sieve_frontier *f)
 {
-    return f->hosts != NULL ? hosts_queued(f->hosts) : sieve_fifo_length(f->queue);
+    return (f->hosts != NULL ? hosts_queued(f->hosts) : sieve_fifo_length(f->queue)) + f->spilled;
 }
 
 static int drained_locked(const sieve_frontier *f)
@@ -600,6 +635,38 @@ static void land_locked(sieve_frontier *f, flight *x)
     f->free_flight = (uint32_t)(x - f->flights);
 }
 
+/* Reads the spill back from the journal, in order, until memory holds the
+ * budget's worth or the spill is all in. A read that fails closes the
+ * frontier: a damaged journal must not end the crawl as if it were done. */
+static int refill_locked(sieve_frontier *f, double now)
+{
+    while (f->spilled > 0 && f->ram_bytes < f->budget) {
+        const char *url;
+        size_t len;
+        uint32_t tag;
+        int rc = fstate_head_next(f->state, &url, &len, &tag);
+        if (rc == SIEVE_OK)
+            rc = f->hosts != NULL ? hosts_push(f->hosts, url, len, tag, now)
+                                  : sieve_fifo_push(f->queue, url, len, tag);
+        if (rc == SIEVE_EAGAIN) {
+            sieve_log(&f->logger, SIEVE_LOG_ERROR,
+                      "the journal ended with %llu queued URLs not read back",
+                      (unsigned long long)f->spilled);
+            rc = SIEVE_ETRUNCATED;
+        }
+        if (rc != SIEVE_OK) {
+            f->st.closed = 1;
+            wake_locked(f, true);
+            return rc == SIEVE_ENOMEM ? rc : SIEVE_ECLOSED;
+        }
+        f->ram_bytes += len + SIEVE_QUEUE_ENTRY_COST;
+        f->spilled--;
+    }
+    if (f->spilled == 0)
+        fstate_head_stop(f->state);
+    return SIEVE_OK;
+}
+
 /* Takes the next URL if one may be fetched now. Without per-host
  * scheduling that is the oldest URL; with it, the oldest URL of the host
  * that has been ready longest. On SIEVE_EAGAIN, *next_ready says when a
@@ -612,6 +679,8 @@ static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sie
     int rc = reserve_flight_locked(f);
     if (rc != SIEVE_OK)
         return rc;
+    if (f->spilled > 0 && f->ram_bytes < f->budget / 2 && (rc = refill_locked(f, now)) != SIEVE_OK)
+        return rc;
     /* One byte is kept back for the terminating NUL. */
     if (f->hosts != NULL) {
         rc = hosts_pop(f->hosts, now, buf, cap - 1, &len, &tag, &host, next_ready);
@@ -622,6 +691,8 @@ static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sie
     if (rc != SIEVE_OK)
         return rc;
     buf[len] = '\0';
+    if (f->budget > 0)
+        f->ram_bytes -= len + SIEVE_QUEUE_ENTRY_COST;
     uint64_t ticket = board_locked(f, buf, len, host);
     *out = (sieve_url){.url = buf, .len = len, .depth = tag, .host = host, .ticket = ticket};
     f->st.popped++;
@@ -737,6 +808,8 @@ int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
                        : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth, now_s());
     if (rc == SIEVE_OK) {
         land_locked(f, x);
+        if (f->budget > 0)
+            f->ram_bytes += u->len + SIEVE_QUEUE_ENTRY_COST;
         f->st.in_flight--;
         f->st.popped--;
         wake_locked(f, false);
@@ -784,6 +857,7 @@ void sieve_frontier_stats_get(sieve_frontier *f, sieve_frontier_stats *st)
     pthread_mutex_lock(&f->lock);
     *st = f->st;
     st->queue_len = queued_locked(f);
+    st->spilled = f->spilled;
     st->queue_bytes = sieve_fifo_bytes(f->queue) + (f->hosts ? hosts_bytes(f->hosts) : 0);
     st->hosts = f->hosts ? hosts_count(f->hosts) : 0;
     st->seen_bytes = sieve_seen_bytes(f->seen);
