@@ -45,11 +45,20 @@
  *   - a location longer than max_loc bytes (2048) is refused and counted,
  *     never delivered; its bytes beyond the limit are not kept;
  *   - max_pending bytes that libxml2 may hold unparsed (a start tag that
- *     never ends), beyond which the parse stops with SIEVE_ETOOLONG.
+ *     never ends), beyond which the parse stops with SIEVE_ETOOLONG;
+ *   - libxml2's work, linear in the content whatever it holds: an element
+ *     with more than SIEVE_SITEMAP_MAX_ATTRS attributes (counted as the
+ *     '=' in what libxml2 holds at once), elements nested more than 256
+ *     deep, more than 256 namespace prefixes in scope or a DOCTYPE with
+ *     more than 1,024 enumerated values ('|') stop the parse with
+ *     SIEVE_ETOOLONG; attribute defaults a DOCTYPE declares are ignored.
  * Entries delivered before a limit stopped the parse stay delivered, and
  * stats.truncated is set. Memory is then a few fixed buffers, libxml2's
- * bounded state (its element depth and name dictionary are capped) and at
- * most max_pending unparsed bytes, whatever the input.
+ * bounded state (element depth and namespaces capped as above, its name
+ * dictionary by the bytes) and at most max_pending unparsed bytes,
+ * whatever the input. The protocol wants UTF-8: content that libxml2
+ * reads through a converter that does not keep ASCII bytes as they are
+ * (UTF-16, EBCDIC) is SIEVE_EFORMAT.
  *
  * Chunking changes nothing: libxml2 is always handed the same pieces of
  * the (decompressed) content, whatever the sizes of the caller's feeds, so
@@ -88,6 +97,9 @@ typedef struct sieve_sitemap sieve_sitemap;
 
 /* Most bytes libxml2 may hold unparsed. */
 #define SIEVE_SITEMAP_MAX_PENDING (256u * 1024)
+
+/* Most attributes libxml2 may read in one call (so in one element). */
+#define SIEVE_SITEMAP_MAX_ATTRS 256
 
 /* Longest <lastmod> text delivered (a W3C datetime takes at most 35). */
 #define SIEVE_SITEMAP_MAX_LASTMOD 64

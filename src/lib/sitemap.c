@@ -66,6 +66,18 @@
 /* Most input handed to zlib at once: its avail_in is an unsigned int. */
 #define INFLATE_IN_MAX (1u << 30)
 
+/* Deepest nesting of elements read: libxml2's own limit for documents it
+ * builds a tree of (xmlParserMaxDepth), which a SAX-only push parse does
+ * not check. */
+#define MAX_DEPTH 256
+
+/* Most namespace prefixes in scope at once. */
+#define MAX_NAMESPACES 256
+
+/* Most '|' a DOCTYPE libxml2 holds may have: libxml2 checks each value of
+ * an enumerated attribute type against all the earlier ones. */
+#define MAX_DTD_CHOICES 1024
+
 enum raw_state { RAW_START, RAW_MAGIC1, RAW_PLAIN, RAW_GZIP };
 enum content_state { CT_DETECT, CT_XML, CT_TEXT };
 enum capture { CAP_NONE, CAP_LOC, CAP_LASTMOD };
@@ -102,6 +114,7 @@ struct sieve_sitemap {
     xmlParserCtxtPtr xml;
     char *stage; /* PIECE bytes */
     size_t stage_len;
+    size_t held_attrs; /* '=' in what libxml2 holds */
     unsigned depth;    /* open elements */
     const char *child; /* "url" or "sitemap", by the root */
     sieve_sitemap_kind kind;
@@ -268,6 +281,26 @@ static void on_root(sieve_sitemap *s, const char *name)
     }
 }
 
+/* See "Bounded cost" above. Attribute defaults from a DOCTYPE would be
+ * added to every element of their name, each checked against all the
+ * others: they are dropped once the DTD is read (and here, should one get
+ * past that). */
+static void drop_defaults(xmlParserCtxtPtr c)
+{
+    if (c->attsDefault) {
+        xmlHashFree(c->attsDefault, xmlHashDefaultDeallocator);
+        c->attsDefault = NULL;
+    }
+}
+
+/* Called once the DOCTYPE is read: loads nothing. */
+static void on_dtd_end(void *ud, const xmlChar *name, const xmlChar *external_id,
+                       const xmlChar *system_id)
+{
+    sieve_sitemap *s = ud;
+    drop_defaults(s->xml);
+}
+
 static void on_start(void *ud, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri,
                      int nb_ns, const xmlChar **ns, int nb_attr, int nb_def, const xmlChar **attrs)
 {
@@ -275,6 +308,12 @@ static void on_start(void *ud, const xmlChar *localname, const xmlChar *prefix, 
     if (s->err || !localname)
         return;
     forgive(s);
+    drop_defaults(s->xml);
+    /* libxml2 looks a prefix up through every namespace in scope. */
+    if (s->depth == MAX_DEPTH || s->xml->nsNr / 2 > MAX_NAMESPACES) {
+        stop(s, SIEVE_ETOOLONG);
+        return;
+    }
     const char *name = local_name(localname);
     s->depth++;
     if (s->depth == 1) {
@@ -342,6 +381,7 @@ static int xml_start(sieve_sitemap *s)
     sax.ignorableWhitespace = on_chars;
     sax.cdataBlock = on_chars;
     sax.serror = on_error;
+    sax.externalSubset = on_dtd_end;
     s->stage = malloc(PIECE);
     if (!s->stage)
         return SIEVE_ENOMEM;
@@ -356,6 +396,93 @@ static int xml_start(sieve_sitemap *s)
     s->xml->loadsubset = 0;
     s->xml->validate = 0;
     return SIEVE_OK;
+}
+
+/* Bounded cost. libxml2 checks each attribute of a start tag against all
+ * the earlier ones, and looks each prefix up through every namespace in
+ * scope: an element with tens of thousands of attributes costs a tenth of
+ * a second, a DOCTYPE giving <url> 14,000 default attributes nearly as
+ * much for every entry, an enumeration of 40,000 values in a DOCTYPE
+ * seconds. All are bounded by counts, never by time:
+ *
+ *   - libxml2 keeps no attribute without its '=', so the attributes it
+ *     can read in one call are at most the '=' in the bytes it holds and
+ *     the bytes it is given (those of URL queries count too). A call is
+ *     given no more bytes than keep that count within
+ *     SIEVE_SITEMAP_MAX_ATTRS, and when what libxml2 holds leaves no room
+ *     the parse stops. The cut points depend on the content alone, so
+ *     chunking still changes nothing. Comments and CDATA it holds cannot
+ *     turn into tags before their end comes, and are not counted; nor is
+ *     a DOCTYPE, bounded below.
+ *   - Attribute defaults are dropped once the DOCTYPE is read; a DOCTYPE
+ *     that libxml2 holds with more than MAX_DTD_CHOICES '|' (values of
+ *     enumerated types) stops the parse.
+ *   - Elements nested deeper than MAX_DEPTH, or more than MAX_NAMESPACES
+ *     prefixes in scope, stop the parse.
+ *   - Counting reads the bytes as libxml2 will, which holds for UTF-8 and
+ *     other charsets that keep ASCII bytes as they are. The protocol
+ *     wants UTF-8: a sitemap that libxml2 reads through another converter
+ *     (UTF-16 say) stops with SIEVE_EFORMAT after its first piece (the
+ *     entries of that piece stand). */
+
+/* The '=' in n bytes at p, up to most + 1 of them; *at is set to where
+ * the last one counted is, or n when there are no more than most. */
+static size_t count_eq(const unsigned char *p, size_t n, size_t most, size_t *at)
+{
+    size_t k = 0;
+    const unsigned char *q = p;
+    *at = n;
+    while ((q = memchr(q, '=', n - (size_t)(q - p)))) {
+        if (k++ == most) {
+            *at = (size_t)(q - p);
+            break;
+        }
+        q++;
+    }
+    return k;
+}
+
+/* Charsets whose converters keep ASCII bytes as they are. */
+static bool keeps_ascii(const xmlCharEncodingHandler *enc)
+{
+    static const char *const prefix[] = {"UTF-8",       "UTF8",     "ASCII",     "US-ASCII",
+                                         "ISO-8859-",   "ISO8859-", "ISO_8859-", "LATIN",
+                                         "WINDOWS-125", "CP125"};
+    if (!enc)
+        return true;
+    for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++)
+        if (strncasecmp(enc->name, prefix[i], strlen(prefix[i])) == 0)
+            return true;
+    return false;
+}
+
+/* After a call: counts what libxml2 holds, and stops the parse at a limit. */
+static void count_held(sieve_sitemap *s)
+{
+    const xmlParserCtxt *c = s->xml;
+    const xmlParserInput *in = c->input;
+    s->held_attrs = 0;
+    if (in && in->buf && !keeps_ascii(in->buf->encoder)) {
+        stop(s, SIEVE_EFORMAT);
+        return;
+    }
+    if (!in || !in->cur || c->instate == XML_PARSER_EOF)
+        return;
+    const unsigned char *p = in->cur;
+    size_t n = (size_t)(in->end - in->cur);
+    /* Before its '>' a DOCTYPE waits in another state than its subset. */
+    if (c->instate == XML_PARSER_DTD || (n >= 9 && memcmp(p, "<!DOCTYPE", 9) == 0)) {
+        size_t bars = 0;
+        for (const unsigned char *b = p; (b = memchr(b, '|', n - (size_t)(b - p))); b++)
+            bars++;
+        if (bars > MAX_DTD_CHOICES)
+            stop(s, SIEVE_ETOOLONG);
+        return;
+    }
+    if ((n >= 4 && memcmp(p, "<!--", 4) == 0) || (n >= 9 && memcmp(p, "<![CDATA[", 9) == 0))
+        return;
+    size_t at;
+    s->held_attrs = count_eq(p, n, SIEVE_SITEMAP_MAX_ATTRS, &at);
 }
 
 static void xml_parse(sieve_sitemap *s, const char *p, size_t n, int terminate)
@@ -375,6 +502,30 @@ static void xml_parse(sieve_sitemap *s, const char *p, size_t n, int terminate)
     size_t pending = in && in->cur ? (size_t)(in->end - in->cur) : 0;
     if (!terminate && pending > s->max_pending)
         stop(s, SIEVE_ETOOLONG);
+    else if (!s->err)
+        count_held(s);
+}
+
+/* Hands n bytes to libxml2 in as few calls as keep the attributes it can
+ * read in one within SIEVE_SITEMAP_MAX_ATTRS (see "Bounded cost"); the
+ * last call ends the document if terminate is set. */
+static void xml_hand(sieve_sitemap *s, const char *p, size_t n, int terminate)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    do {
+        size_t room =
+            s->held_attrs < SIEVE_SITEMAP_MAX_ATTRS ? SIEVE_SITEMAP_MAX_ATTRS - s->held_attrs : 0;
+        size_t k;
+        count_eq(u, n, room, &k);
+        if (k == 0 && n) {
+            stop(s, SIEVE_ETOOLONG);
+            return;
+        }
+        xml_parse(s, p, k, terminate && k == n);
+        p += k;
+        u += k;
+        n -= k;
+    } while (n && !s->err && s->xml->instate != XML_PARSER_EOF);
 }
 
 /* Hands libxml2 the stream in PIECE-byte pieces, staging the remainder.
@@ -388,7 +539,7 @@ static size_t xml_push(sieve_sitemap *s, const char *p, size_t n)
         if (s->xml->instate == XML_PARSER_EOF)
             return n;
         if (s->stage_len == 0 && n - done >= PIECE) {
-            xml_parse(s, p + done, PIECE, 0);
+            xml_hand(s, p + done, PIECE, 0);
             done += PIECE;
             continue;
         }
@@ -398,7 +549,7 @@ static size_t xml_push(sieve_sitemap *s, const char *p, size_t n)
         done += k;
         if (s->stage_len == PIECE) {
             s->stage_len = 0;
-            xml_parse(s, s->stage, PIECE, 0);
+            xml_hand(s, s->stage, PIECE, 0);
         }
     }
     return done;
@@ -490,7 +641,7 @@ static void content_finish(sieve_sitemap *s)
         text_line_end(s);
         break;
     case CT_XML:
-        xml_parse(s, s->stage, s->stage_len, 1);
+        xml_hand(s, s->stage, s->stage_len, 1);
         s->stage_len = 0;
         if (!s->err && s->st.format == SIEVE_SITEMAP_UNKNOWN)
             stop(s, SIEVE_EFORMAT);
