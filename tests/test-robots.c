@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sieve/sieve.h"
 
@@ -760,6 +761,121 @@ START_TEST(matcher_agrees_with_reference)
 }
 END_TEST
 
+/* A second reference, written differently: does p[i..) match s[j..)?
+ * Recursion on the first pattern byte, each (i, j) answered once. */
+typedef struct memo {
+    const char *p, *s;
+    size_t pl, sl;
+    bool anchored;
+    signed char seen[32][256]; /* 0 unknown, 1 no, 2 yes */
+} memo;
+
+static bool memo_match(memo *m, size_t i, size_t j)
+{
+    if (m->seen[i][j])
+        return m->seen[i][j] == 2;
+    bool r;
+    if (i == m->pl)
+        r = !m->anchored || j == m->sl;
+    else if (m->p[i] == '*')
+        r = memo_match(m, i + 1, j) || (j < m->sl && memo_match(m, i, j + 1));
+    else
+        r = j < m->sl && m->p[i] == m->s[j] && memo_match(m, i + 1, j + 1);
+    m->seen[i][j] = r ? 2 : 1;
+    return r;
+}
+
+START_TEST(matcher_agrees_with_memoized_reference)
+{
+    /* Long runs of one letter with a few others, so that runs occur in
+     * part before they occur whole, and many wildcards. */
+    uint64_t x = 0xD1B54A32D192ED03u;
+    static memo m;
+    for (int iter = 0; iter < 20000; iter++) {
+        char pat[32], path[256], body[128];
+        size_t pl = 2 + rng_next(&x) % 29, sl = 1 + rng_next(&x) % 255;
+        bool anchored = rng_next(&x) % 2;
+        pat[0] = '/';
+        for (size_t i = 1; i < pl; i++) {
+            uint64_t r = rng_next(&x) % 8;
+            pat[i] = r < 4 ? 'a' : r < 6 ? '*' : "bc"[r % 2];
+        }
+        pat[pl] = '\0';
+        path[0] = '/';
+        for (size_t i = 1; i < sl; i++)
+            path[i] = rng_next(&x) % 6 ? 'a' : "bc"[rng_next(&x) % 2];
+        path[sl] = '\0';
+        m = (memo){.p = pat, .s = path, .pl = pl, .sl = sl, .anchored = anchored};
+        bool match = memo_match(&m, 0, 0);
+        snprintf(body, sizeof body, "User-agent: *\nDisallow: %s%s\n", pat, anchored ? "$" : "");
+        sieve_robots *r = parse(body, "sieve");
+        bool got = sieve_robots_allowed(r, path, sl);
+        sieve_robots_free(r);
+        if (got == match)
+            ck_abort_msg("iteration %d: %s$? %d path %s: allowed %d", iter, pat, anchored, path,
+                         got);
+    }
+}
+END_TEST
+
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+START_TEST(wildcards_cost_linear_time)
+{
+    /* As many rules as 500 KB hold of a long run after a '*' that almost
+     * matches everywhere in the path: the matcher that retried one byte
+     * further after the last '*' took a second per 16 KB path, so about
+     * three minutes for these fifty checks. */
+    size_t cap = SIEVE_ROBOTS_MAX_BYTES, l = 0;
+    char *body = malloc(cap);
+    ck_assert_ptr_nonnull(body);
+    l += (size_t)snprintf(body, cap, "User-agent: *\n");
+    for (int k = 0; k < 120; k++) {
+        l += (size_t)snprintf(body + l, cap - l, "Disallow: /*%d*", k);
+        memset(body + l, 'a', 4000);
+        l += 4000;
+        l += (size_t)snprintf(body + l, cap - l, "b\n");
+    }
+    ck_assert_uint_lt(l, cap);
+    sieve_robots *r = parse_n(body, l, "sieve");
+    sieve_robots_stats st;
+    sieve_robots_stats_get(r, &st);
+    ck_assert_uint_eq(st.rules, 120);
+    size_t n = 64 * 1024;
+    char *path = malloc(n + 1);
+    ck_assert_ptr_nonnull(path);
+    memcpy(path, "/0123456789", 11);
+    memset(path + 11, 'a', n - 11);
+    double t = cpu_seconds();
+    for (int i = 0; i < 25; i++) {
+        ck_assert(sieve_robots_allowed(r, path, n));
+        path[n - 1] = 'b';
+        ck_assert(!sieve_robots_allowed(r, path, n));
+        path[n - 1] = 'a';
+    }
+    t = cpu_seconds() - t;
+    ck_assert_msg(t < 20, "50 checks took %.1f s of CPU", t);
+    sieve_robots_free(r);
+
+    /* Many wildcards with short runs. */
+    r = parse("User-agent: *\nDisallow: /*a*a*a*a*a*a*a*a*a*a*a*a*a*b\n", "sieve");
+    t = cpu_seconds();
+    ck_assert(sieve_robots_allowed(r, path, n));
+    path[n - 1] = 'b';
+    ck_assert(!sieve_robots_allowed(r, path, n));
+    t = cpu_seconds() - t;
+    ck_assert_msg(t < 5, "took %.1f s of CPU", t);
+    sieve_robots_free(r);
+    free(path);
+    free(body);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("robots");
@@ -787,6 +903,8 @@ int main(void)
     tcase_add_test(tc, allow_all_and_disallow_all);
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, matcher_agrees_with_reference);
+    tcase_add_test(tc, matcher_agrees_with_memoized_reference);
+    tcase_add_test(tc, wildcards_cost_linear_time);
     suite_add_tcase(su, tc);
 
     SRunner *sr = srunner_create(su);

@@ -43,8 +43,9 @@
  * than SIEVE_ROBOTS_MAX_PATTERN bytes are dropped, at most
  * SIEVE_ROBOTS_MAX_SITEMAPS sitemap URLs of at most
  * SIEVE_ROBOTS_MAX_SITEMAP_LEN bytes are kept. sieve_robots_stats_get() counts
- * what was dropped. Matching one path is O(path * pattern) per rule at
- * worst, never exponential.
+ * what was dropped. Matching one path costs O(path + pattern) per rule,
+ * whatever the wildcards, and stops at the first rule that matches in
+ * longest-first order.
  *
  * Fetch outcomes (RFC 9309 section 2.3.1): a 2xx body goes to
  * sieve_robots_parse(); a 4xx answer means everything is allowed

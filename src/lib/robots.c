@@ -12,11 +12,10 @@
  * Matching. RFC 9309 picks the matching rule with the longest pattern,
  * Allow on a tie. Rules are sorted that way (longest first, Allow before
  * Disallow) so the first rule that matches is the answer and the scan
- * stops there. A pattern without '*' is a memcmp; one with '*' uses the
- * greedy wildcard algorithm that remembers only the last '*' seen: when
- * a literal fails it retries from one byte further after that '*'. Each
- * '*' fixes everything before it for good, so there is no exponential
- * backtracking: O(path * pattern) at worst, linear in practice.
+ * stops there. A pattern without '*' is a memcmp; in one with '*' each
+ * literal run between the '*' is found at its first occurrence after the
+ * run before it (Knuth-Morris-Pratt), which never needs to go back: a
+ * rule costs O(path + pattern) whatever its wildcards.
  *
  * Normalization is the one sieve_canon_url() applies to URLs, applied to
  * both sides, so a pattern and a path that name the same resource compare
@@ -532,31 +531,70 @@ void sieve_robots_free(sieve_robots *r)
 
 /* ---- matching ---- */
 
+/* Where seg (len m, 1 < m <= SIEVE_ROBOTS_MAX_PATTERN) first occurs in
+ * s[0..n), or n: Knuth-Morris-Pratt, so each byte of s is looked at a
+ * bounded number of times however much of seg it matches first. */
+static size_t find(const char *seg, size_t m, const char *s, size_t n)
+{
+    uint16_t fail[SIEVE_ROBOTS_MAX_PATTERN]; /* longest border of seg[0..i] */
+    fail[0] = 0;
+    for (size_t i = 1, k = 0; i < m; i++) {
+        while (k && seg[i] != seg[k])
+            k = fail[k - 1];
+        k += seg[i] == seg[k];
+        fail[i] = (uint16_t)k;
+    }
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (k == 0) {
+            /* Nothing matched yet: memchr() finds the next start faster. */
+            const char *c = memchr(s + i, seg[0], n - i);
+            if (!c)
+                return n;
+            i = (size_t)(c - s);
+        }
+        while (k && s[i] != seg[k])
+            k = fail[k - 1];
+        if (s[i] == seg[k] && ++k == m)
+            return i + 1 - m;
+    }
+    return n;
+}
+
 /* Does the pattern (with '*' wildcards, anchored or not) match s? An
  * unanchored pattern only has to match a prefix of s, as if it ended in
- * '*'. Only the last '*' is a backtrack point: on a mismatch, that '*'
- * swallows one more byte and matching resumes right after it. */
+ * '*'. The literal runs between the '*' are matched left to right, each
+ * at its first occurrence after the one before: a later occurrence
+ * leaves less room to what follows and gains nothing, as '*' matches
+ * anything. The run before the first '*' must start s; with the anchor,
+ * the run after the last must end it. Each run is found in linear time,
+ * so a rule costs O(path + pattern) whatever its wildcards; the greedy
+ * matcher that retried one byte further after the last '*' cost
+ * O(path * pattern), a second per URL for a hostile file. */
 static bool wild_match(const char *pat, size_t plen, bool anchored, const char *s, size_t n)
 {
-    size_t pi = 0, si = 0;
-    size_t star_pi = SIZE_MAX, star_si = 0;
+    const char *star = memchr(pat, '*', plen);
+    size_t head = (size_t)(star - pat);
+    if (n < head || memcmp(s, pat, head) != 0)
+        return false;
+    size_t at = head;
+    const char *p = star + 1, *end = pat + plen;
     for (;;) {
-        if (pi == plen) {
-            if (!anchored || si == n)
-                return true;
-        } else if (pat[pi] == '*') {
-            star_pi = ++pi;
-            star_si = si;
-            continue;
-        } else if (si < n && pat[pi] == s[si]) {
-            pi++;
-            si++;
-            continue;
-        }
-        if (star_pi == SIZE_MAX || star_si == n)
+        while (p < end && *p == '*')
+            p++;
+        const char *next = memchr(p, '*', (size_t)(end - p));
+        size_t m = (size_t)((next ? next : end) - p);
+        if (!next && anchored)
+            return n - at >= m && memcmp(s + n - m, p, m) == 0;
+        if (m == 0)
+            return true;
+        const char *hit = m == 1 ? memchr(s + at, *p, n - at) : NULL;
+        size_t off = m == 1 ? (hit ? (size_t)(hit - s) - at : n - at) : find(p, m, s + at, n - at);
+        if (off + m > n - at)
             return false;
-        pi = star_pi;
-        si = ++star_si;
+        at += off + m;
+        if (!next)
+            return true;
+        p = next + 1;
     }
 }
 
