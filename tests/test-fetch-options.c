@@ -79,6 +79,18 @@ static enum MHD_Result many(struct MHD_Connection *c)
     return answer(c, 200, "text/html", body, NULL);
 }
 
+/* /cut: a link, a tag of 5,000 attributes, then a link the parse limits
+ * must keep from being read. */
+static enum MHD_Result cut_page(struct MHD_Connection *c)
+{
+    static char body[5000 * 12 + 256];
+    size_t n = (size_t)snprintf(body, sizeof body, "<html><body><a href=\"/a\">a</a><p");
+    for (int i = 0; i < 5000; i++)
+        n += (size_t)snprintf(body + n, sizeof body - n, " x%d=1", i);
+    snprintf(body + n, sizeof body - n, "><a href=\"/after-the-cut\">b</a></body></html>");
+    return answer(c, 200, "text/html", body, NULL);
+}
+
 /* Server A: "/" links to /a, to /img.png and to B's /b; sets a cookie.
  * Server B: "/b", a page with no links. Both answer robots.txt with 404. */
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -102,6 +114,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return answer(c, 404, "text/plain", "none", NULL);
     if (strcmp(url, "/many") == 0)
         return many(c);
+    if (strcmp(url, "/cut") == 0)
+        return cut_page(c);
     if (strcmp(url, "/stall") == 0) {
         struct MHD_Response *r =
             MHD_create_response_from_callback(STALL_BYTES, 1, stall_reader, NULL, NULL);
@@ -385,6 +399,30 @@ START_TEST(a_stalled_transfer_holds_up_nothing)
 }
 END_TEST
 
+/* A page cut by the link extractor's limits keeps the links before the
+ * cut, and its record says it was cut. */
+START_TEST(a_page_cut_by_parse_limits_says_so)
+{
+    sieve_crawl_options o = base_options();
+    o.ignore_robots = true;
+    char seed[128];
+    snprintf(seed, sizeof seed, "http://127.0.0.1:%u/cut", port_a);
+    outcome *out = calloc(1, sizeof *out);
+    ck_assert_int_eq(crawl(&o, seed, out), SIEVE_OK);
+    int cut = -1, a = 0;
+    for (int i = 0; i < out->n; i++) {
+        if (strstr(out->url[i], "/cut") != NULL)
+            cut = i;
+        a += strstr(out->url[i], "/a") != NULL;
+        ck_assert_msg(strstr(out->url[i], "after-the-cut") == NULL, "a link after the cut");
+    }
+    ck_assert_int_ge(cut, 0);
+    ck_assert_msg(strstr(out->error[cut], "links cut") != NULL, "%s", out->error[cut]);
+    ck_assert_int_eq(a, 1);
+    free(out);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fetch-options");
@@ -399,6 +437,7 @@ int main(void)
     tcase_add_test(tc, rejected_content_types_are_not_read);
     tcase_add_test(tc, header_values_with_line_breaks_are_refused);
     tcase_add_test(tc, a_stalled_transfer_holds_up_nothing);
+    tcase_add_test(tc, a_page_cut_by_parse_limits_says_so);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

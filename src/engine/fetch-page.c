@@ -5,6 +5,7 @@
  * the page's link extractor (libxml2's push parser), whose callback
  * offers each link to the scope and the outlink batch. Links in error
  * pages are not followed. The byte limit is counted after decompression. */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -96,6 +97,12 @@ static void page_finish(xfer *x, CURLcode result)
         sieve_links_stats st;
         sieve_links_stats_get(x->lx, &st);
         x->links_found = st.found;
+        /* A parse limit ended the page: the links before the cut stand,
+         * and the record says the rest was not read. */
+        if (st.cut && x->fail == NULL) {
+            snprintf(x->errbuf, sizeof x->errbuf, "links cut: %s", st.cut_reason);
+            xfer_fail(x, SIEVE_OUTCOME_PARSE, x->errbuf);
+        }
         sieve_links_free(x->lx);
         x->lx = NULL;
     }
