@@ -116,6 +116,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return many(c);
     if (strcmp(url, "/cut") == 0)
         return cut_page(c);
+    if (strcmp(url, "/nofollow-meta") == 0)
+        return answer(c, 200, "text/html",
+                      "<html><head><meta name=\"robots\" content=\"noindex, nofollow\">"
+                      "</head><body><a href=\"/from-meta\">x</a></body></html>",
+                      NULL);
+    if (strcmp(url, "/nofollow-header") == 0) {
+        const char *page = "<html><body><a href=\"/from-header\">x</a></body></html>";
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(strlen(page), (void *)page, MHD_RESPMEM_MUST_COPY);
+        MHD_add_response_header(r, "Content-Type", "text/html");
+        MHD_add_response_header(r, "X-Robots-Tag", "otherbot: noindex");
+        MHD_add_response_header(r, "X-Robots-Tag", "sieve: nofollow");
+        enum MHD_Result rc = MHD_queue_response(c, 200, r);
+        MHD_destroy_response(r);
+        return rc;
+    }
+    if (strcmp(url, "/nofollow") == 0)
+        return answer(c, 200, "text/html",
+                      "<a href=\"/nofollow-meta\">m</a><a href=\"/nofollow-header\">h</a>", NULL);
     if (strcmp(url, "/stall") == 0) {
         struct MHD_Response *r =
             MHD_create_response_from_callback(STALL_BYTES, 1, stall_reader, NULL, NULL);
@@ -423,6 +442,32 @@ START_TEST(a_page_cut_by_parse_limits_says_so)
 }
 END_TEST
 
+/* A robots meta tag and an X-Robots-Tag header with nofollow keep their
+ * page's links from being followed, unless follow_nofollow is set. */
+START_TEST(robots_meta_and_header_nofollow)
+{
+    for (int follow = 0; follow < 2; follow++) {
+        sieve_crawl_options o = base_options();
+        o.ignore_robots = true;
+        o.follow_nofollow = follow;
+        char seed[128];
+        snprintf(seed, sizeof seed, "http://127.0.0.1:%u/nofollow", port_a);
+        outcome *out = calloc(1, sizeof *out);
+        ck_assert_int_eq(crawl(&o, seed, out), SIEVE_OK);
+        int meta = 0, header = 0, pages = 0;
+        for (int i = 0; i < out->n; i++) {
+            meta += strstr(out->url[i], "/from-meta") != NULL;
+            header += strstr(out->url[i], "/from-header") != NULL;
+            pages += strstr(out->url[i], "/nofollow-") != NULL;
+        }
+        ck_assert_int_eq(pages, 2);
+        ck_assert_int_eq(meta, follow);
+        ck_assert_int_eq(header, follow);
+        free(out);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fetch-options");
@@ -438,6 +483,7 @@ int main(void)
     tcase_add_test(tc, header_values_with_line_breaks_are_refused);
     tcase_add_test(tc, a_stalled_transfer_holds_up_nothing);
     tcase_add_test(tc, a_page_cut_by_parse_limits_says_so);
+    tcase_add_test(tc, robots_meta_and_header_nofollow);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -213,6 +213,32 @@ START_TEST(nofollow_is_skipped_unless_asked)
 }
 END_TEST
 
+/* A robots meta tag for all crawlers or for sieve says nofollow for the
+ * links after it; one for another crawler, or without nofollow, does not. */
+START_TEST(robots_meta_nofollow)
+{
+    const char *html = "<head><meta name=\"googlebot\" content=\"nofollow\">"
+                       "<meta name=robots content=\"noindex,follow\"></head>"
+                       "<a href=\"/1\"><meta name=\"ROBOTS\" content=\"noindex, NoFollow\">"
+                       "<a href=\"/2\"><a href=\"/3\">";
+    sink s = check_page(html, "a http://example.com/1\n");
+    ck_assert(s.st.meta_nofollow);
+    ck_assert_uint_eq(s.st.nofollow, 2);
+    free(s.text);
+    const char *mine = "<meta name=sieve content=none><a href=\"/1\">";
+    s = check_page(mine, "");
+    ck_assert(s.st.meta_nofollow);
+    free(s.text);
+    sieve_links_opts o = defaults();
+    o.follow_nofollow = true;
+    s = run(PAGE, &o, html, strlen(html), 0);
+    ck_assert_str_eq(s.text, "a http://example.com/1\n"
+                             "a http://example.com/2 nofollow\n"
+                             "a http://example.com/3 nofollow\n");
+    free(s.text);
+}
+END_TEST
+
 START_TEST(non_http_links_are_refused_and_counted)
 {
     const char *html = "<a href=\"javascript:void(0)\">"
@@ -981,6 +1007,7 @@ int main(void)
     tcase_add_test(tc, relative_and_absolute_links);
     tcase_add_test(tc, base_href_applies_to_later_links);
     tcase_add_test(tc, nofollow_is_skipped_unless_asked);
+    tcase_add_test(tc, robots_meta_nofollow);
     tcase_add_test(tc, non_http_links_are_refused_and_counted);
     tcase_add_test(tc, area_frame_and_iframe);
     tcase_add_test(tc, uppercase_unquoted_and_entities);

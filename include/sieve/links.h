@@ -16,7 +16,10 @@
  *
  * rel="nofollow" (rel is a space-separated, case-insensitive token list)
  * makes the link skipped unless follow_nofollow is set, in which case it
- * is delivered with its nofollow flag set.
+ * is delivered with its nofollow flag set. A robots meta tag,
+ * <meta name="robots" content="nofollow"> (or name="sieve", the
+ * crawler's own; "none" says nofollow too), does the same for every link
+ * after it in the page.
  *
  * Hostile pages: attribute values longer than 4 * the canonicalizer's
  * max_len are refused (SIEVE_ETOOLONG) without being copied; a page whose
@@ -117,7 +120,8 @@ typedef struct sieve_links_opts {
 typedef struct sieve_links_stats {
     uint64_t found;         /* candidate attributes seen, refused or not */
     uint64_t passed;        /* delivered with SIEVE_OK */
-    uint64_t nofollow;      /* skipped for rel=nofollow */
+    uint64_t nofollow;      /* skipped for rel=nofollow or a robots meta tag */
+    bool meta_nofollow;     /* a robots meta tag said nofollow */
     uint64_t scheme;        /* refused: not http(s) (javascript:, mailto:, ...) */
     uint64_t trap;          /* refused: too long, too many or repeated segments */
     uint64_t invalid;       /* refused: malformed */

@@ -43,6 +43,46 @@ static const char *charset_of(const char *ct, char *buf, size_t cap)
     return buf;
 }
 
+/* Whether one X-Robots-Tag value says nofollow (or none) to us: for
+ * every crawler, or with our product token before a colon ("sieve:
+ * nofollow"); a value for another crawler ("otherbot: nofollow") does not.
+ * "unavailable_after: DATE" is a rule, not a crawler's name. */
+static bool robots_tag_nofollow(const char *v)
+{
+    while (*v == ' ' || *v == '\t')
+        v++;
+    size_t word = strcspn(v, ":, \t");
+    if (v[word] == ':' && !(word == 17 && strncasecmp(v, "unavailable_after", 17) == 0)) {
+        if (!(word == 5 && strncasecmp(v, "sieve", 5) == 0))
+            return false;
+        v += word + 1;
+    }
+    while (*v) {
+        while (*v == ',' || *v == ' ' || *v == '\t')
+            v++;
+        size_t n = strcspn(v, ", \t");
+        if ((n == 8 && strncasecmp(v, "nofollow", 8) == 0) ||
+            (n == 4 && strncasecmp(v, "none", 4) == 0))
+            return true;
+        v += n;
+    }
+    return false;
+}
+
+/* Any X-Robots-Tag header of the response that says nofollow to us. */
+static bool headers_say_nofollow(CURL *e)
+{
+    struct curl_header *h;
+    for (size_t i = 0; curl_easy_header(e, "X-Robots-Tag", i, CURLH_HEADER, -1, &h) == CURLHE_OK;
+         i++) {
+        if (robots_tag_nofollow(h->value))
+            return true;
+        if (i + 1 >= h->amount)
+            break;
+    }
+    return false;
+}
+
 static void page_begin(xfer *x)
 {
     xfer_read_headers(x);
@@ -54,6 +94,9 @@ static void page_begin(xfer *x)
     }
     x->pass_body = x->c->cb.on_body != NULL;
     if (!is_html_type(x->content_type))
+        return;
+    /* The server says: follow none of this page's links. */
+    if (!x->c->o.follow_nofollow && headers_say_nofollow(x->easy))
         return;
     char cs[64];
     sieve_links_opts lo = {

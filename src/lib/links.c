@@ -147,6 +147,25 @@ static bool rel_nofollow(const char *rel)
     return false;
 }
 
+/* Whether a robots meta content ("noindex, nofollow") says nofollow or
+ * none, in any case. */
+static bool meta_says_nofollow(const char *content)
+{
+    const char *p = content;
+    while (*p) {
+        while (*p == ',' || is_html_space(*p))
+            p++;
+        const char *tok = p;
+        while (*p && *p != ',' && !is_html_space(*p))
+            p++;
+        size_t n = (size_t)(p - tok);
+        if ((n == 8 && strncasecmp(tok, "nofollow", 8) == 0) ||
+            (n == 4 && strncasecmp(tok, "none", 4) == 0))
+            return true;
+    }
+    return false;
+}
+
 /* Looks up an attribute by name; *found tells a valueless attribute from
  * an absent one. libxml2 already lower-cases HTML attribute names. */
 static const char *attr(const xmlChar **atts, const char *name, bool *found)
@@ -205,7 +224,7 @@ static void on_link(sieve_links *lx, const char *tag, const char *value, const x
     lx->st.found++;
     bool has_rel;
     const char *rel = attr(atts, "rel", &has_rel);
-    bool nofollow = has_rel && rel_nofollow(rel);
+    bool nofollow = lx->st.meta_nofollow || (has_rel && rel_nofollow(rel));
     if (nofollow && !lx->follow_nofollow) {
         lx->st.nofollow++;
         return;
@@ -264,6 +283,16 @@ static void on_start(void *ud, const xmlChar *name, const xmlChar **atts)
         const char *href = attr(atts, "href", &has);
         if (has)
             on_base(lx, href);
+        return;
+    }
+    if (strcmp(tag, "meta") == 0) {
+        /* the robots meta tag: for all crawlers, or for this one */
+        const char *mname = attr(atts, "name", &has);
+        const char *content = attr(atts, "content", &has);
+        if (mname != NULL && content != NULL &&
+            (strcasecmp(mname, "robots") == 0 || strcasecmp(mname, "sieve") == 0) &&
+            meta_says_nofollow(content))
+            lx->st.meta_nofollow = true;
         return;
     }
     const char *an = link_attr(tag);
