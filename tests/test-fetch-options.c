@@ -132,6 +132,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         MHD_destroy_response(r);
         return rc;
     }
+    if (strcmp(url, "/internal") == 0) {
+        /* "localhost" is the same server by another name, which no seed
+         * names */
+        char body[256];
+        snprintf(body, sizeof body, "<a href=\"http://localhost:%u/leaf/1\">l</a>", port_a);
+        return answer(c, 200, "text/html", body, NULL);
+    }
     if (strcmp(url, "/nofollow") == 0)
         return answer(c, 200, "text/html",
                       "<a href=\"/nofollow-meta\">m</a><a href=\"/nofollow-header\">h</a>", NULL);
@@ -468,6 +475,42 @@ START_TEST(robots_meta_and_header_nofollow)
 }
 END_TEST
 
+/* A link to a host that resolves to a loopback address, and that no seed
+ * names, is not connected to, and its record says it was blocked; with
+ * allow_private it is fetched. A seed's own loopback host always is. */
+START_TEST(internal_addresses_are_blocked_unless_asked)
+{
+    for (int allow = 0; allow < 2; allow++) {
+        sieve_crawl_options o = base_options();
+        o.allow_private = allow;
+        char seed[128];
+        snprintf(seed, sizeof seed, "http://127.0.0.1:%u/internal", port_a);
+        outcome *out = calloc(1, sizeof *out);
+        nseen = 0;
+        ck_assert_int_eq(crawl(&o, seed, out), SIEVE_OK);
+        int leaf = -1, root = -1;
+        for (int i = 0; i < out->n; i++) {
+            if (strstr(out->url[i], "localhost") != NULL)
+                leaf = i;
+            if (strstr(out->url[i], "/internal") != NULL)
+                root = i;
+        }
+        ck_assert_int_ge(root, 0);
+        ck_assert_str_eq(out->error[root], "");
+        ck_assert_int_ge(leaf, 0);
+        if (allow) {
+            ck_assert_msg(out->error[leaf][0] == '\0', "%s", out->error[leaf]);
+        } else {
+            ck_assert_msg(strstr(out->error[leaf], "blocked") != NULL, "%s", out->error[leaf]);
+            /* and nothing reached the server for it */
+            for (int i = 0; i < nseen; i++)
+                ck_assert_msg(strstr(seen[i].host, "localhost") == NULL, "%s", seen[i].target);
+        }
+        free(out);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fetch-options");
@@ -484,6 +527,7 @@ int main(void)
     tcase_add_test(tc, a_stalled_transfer_holds_up_nothing);
     tcase_add_test(tc, a_page_cut_by_parse_limits_says_so);
     tcase_add_test(tc, robots_meta_and_header_nofollow);
+    tcase_add_test(tc, internal_addresses_are_blocked_unless_asked);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

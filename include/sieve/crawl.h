@@ -102,7 +102,13 @@ typedef struct sieve_crawl_options {
     uint64_t max_sitemaps;     /* sitemap files queued in a crawl; default 10000 */
 
     /* Links and scope */
-    bool follow_nofollow;     /* follow rel="nofollow" links too; default false */
+    bool follow_nofollow; /* follow rel="nofollow" links too; default false */
+    /* A host that resolves to a loopback, private (RFC 1918, fc00::/7),
+     * link-local (169.254/16, fe80::/10) or unspecified address is not
+     * connected to, and its record's outcome is "blocked", unless a seed
+     * names that host or allow_private is set (a web of one's own spread
+     * over several local hosts). Not checked through a proxy. */
+    bool allow_private;
     sieve_scope scope;        /* default SIEVE_SCOPE_HOST */
     const char *const *allow; /* POSIX extended regexes: follow only URLs matching one */
     size_t n_allow;
@@ -187,6 +193,8 @@ typedef enum sieve_crawl_outcome {
                                 is none, a page past the parser's limits) */
     SIEVE_OUTCOME_STOPPED,   /* "stopped": a body or wire callback stopped it */
     SIEVE_OUTCOME_ERROR,     /* "error": anything else (out of memory, ...) */
+    SIEVE_OUTCOME_BLOCKED,   /* "blocked": its host resolved to an address the crawl
+                                does not reach (see allow_private) */
 } sieve_crawl_outcome;
 
 /* One transfer: a request and its response, as the wire callbacks see it.

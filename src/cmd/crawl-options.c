@@ -206,7 +206,12 @@ static const opt_def crawl_opts[] = {
      .section = sec_politeness, .help = "sitemap files queued in the crawl"},
 
     {"follow-nofollow", 0, OPT_FLAG, NULL, F(eng.follow_nofollow), .set = true,
-     .section = sec_links, .help = "follow rel=\"nofollow\" links too"},
+     .section = sec_links,
+     .help = "follow rel=\"nofollow\" links, and the links of pages whose robots meta tag or "
+             "X-Robots-Tag says nofollow, too"},
+    {"allow-private", 0, OPT_FLAG, NULL, F(eng.allow_private), .set = true, .section = sec_links,
+     .help = "also fetch hosts no seed names that resolve to loopback, private or link-local "
+             "addresses (a web of your own over several local hosts)"},
     {"scope", 0, OPT_CHOICE, "SCOPE", F(eng.scope), .choices = scopes, .section = sec_links,
      .help = "follow links on the seeds' hosts, their registrable domains, or anywhere"},
     {"allow", 0, OPT_LIST, "REGEX", LIST(eng.allow, eng.n_allow), .check = check_regex,
@@ -296,7 +301,8 @@ static const opt_exit crawl_exits[] = {
     {1, "the crawl could not start (out of memory, libcurl could not be initialized)"},
     {2, "bad arguments, or no valid seed"},
     {3, "no seed could be fetched: every seed's record has an error"},
-    {4, "the records, the statistics or the cookie jar could not be written (disk full, ...), or the --state directory is locked, damaged, made with other settings, or cannot be written"},
+    {4, "the records, the statistics or the cookie jar could not be written (disk full, ...), or "
+        "the --state directory is locked, damaged, made with other settings, or cannot be written"},
     {130, "interrupted by SIGINT (128 + the signal number: 143 for SIGTERM)"},
 };
 

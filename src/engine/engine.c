@@ -216,6 +216,8 @@ static int make_parts(sieve_crawler *c)
         rc = scope_new(&c->scope, &c->o, c->accept);
     if (rc == SIEVE_OK)
         rc = creds_new(&c->creds);
+    if (rc == SIEVE_OK)
+        rc = sieve_hashset_new(&c->seed_hosts, 64, SIEVE_HASH_SEED_DEFAULT);
     if (rc == SIEVE_OK) {
         rc = make_frontier(c);
         if (rc != SIEVE_OK && c->o.state_dir == NULL) /* a state's errors are logged */
@@ -319,6 +321,10 @@ int sieve_crawler_add_seed(sieve_crawler *c, const char *url, size_t len)
         rc = seed_creds(c, url, len, canon);
     if (rc == SIEVE_OK)
         rc = scope_add_seed(c->scope, canon, &info);
+    if (rc == SIEVE_OK) {
+        rc = sieve_hashset_add(c->seed_hosts, canon + info.host_off, info.host_len);
+        rc = rc == SIEVE_SEEN ? SIEVE_OK : rc;
+    }
     if (rc == SIEVE_OK)
         rc = sieve_frontier_push(c->frontier, canon, info.len, tag_make(0, 0, false));
     return rc;
@@ -480,6 +486,7 @@ void sieve_crawler_free(sieve_crawler *c)
     scope_free(c->scope);
     accept_free(c->accept);
     creds_free(c->creds);
+    sieve_hashset_free(c->seed_hosts);
     sieve_canon_free(c->canon);
     robots_cache_free(c->robots);
     curl_slist_free_all(c->headers);

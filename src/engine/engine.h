@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 
 #include "sieve/crawl.h"
+#include "sieve/hashset.h"
 #include "sieve/url.h"
 
 #include "accept.h"
@@ -62,6 +63,7 @@ struct sieve_crawler {
     scope *scope;
     robots_cache *robots;
     creds *creds;
+    sieve_hashset *seed_hosts; /* hosts the seeds name: reached whatever their address */
     accept_rules *accept;
     struct curl_slist *headers;
     CURLSH *share;

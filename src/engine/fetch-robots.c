@@ -78,7 +78,10 @@ static void robots_finish(xfer *x, CURLcode result)
     bool temporary = false, parsed = false;
     if (answered && x->status >= 200 && x->status <= 299) {
         parsed = sieve_robots_parse(&rules, x->body, x->body_len, "sieve") == SIEVE_OK;
-    } else if (answered && x->status >= 400 && x->status <= 499) {
+    } else if ((answered && x->status >= 400 && x->status <= 499) ||
+               x->fail_outcome == SIEVE_OUTCOME_BLOCKED) {
+        /* no rules; a blocked host's pages are then blocked one by one,
+         * each with a record that says so */
         sieve_robots_allow_all(&rules);
     } else {
         /* 5xx, a redirect loop or an unreachable server: nothing for now */

@@ -26,6 +26,7 @@ static const char *const outcome_names[] = {
     [SIEVE_OUTCOME_PARSE] = "parse",
     [SIEVE_OUTCOME_STOPPED] = "stopped",
     [SIEVE_OUTCOME_ERROR] = "error",
+    [SIEVE_OUTCOME_BLOCKED] = "blocked",
 };
 
 const char *sieve_crawl_outcome_name(sieve_crawl_outcome o)

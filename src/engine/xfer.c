@@ -16,6 +16,7 @@
  * fetched once, and a redirect loop ends at its first repeated URL. */
 #include <string.h>
 
+#include "address.h"
 #include "clock.h"
 #include "worker.h"
 #include "xfer.h"
@@ -72,6 +73,24 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 }
 
 /* Options that are the same for every transfer of a slot. */
+/* curl is about to connect x to addr: refuse an internal address unless
+ * a seed names the host (see address.h). */
+static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *addr)
+{
+    xfer *x = ud;
+    if (purpose == CURLSOCKTYPE_IPCXN && address_is_internal(&addr->addr)) {
+        size_t len;
+        const char *host = address_host_of(x->url, &len);
+        if (!sieve_hashset_contains(x->c->seed_hosts, host, len)) {
+            xfer_fail(x, SIEVE_OUTCOME_BLOCKED,
+                      "blocked: the host resolves to a loopback, private or link-local address "
+                      "that no seed names");
+            return CURL_SOCKET_BAD;
+        }
+    }
+    return socket(addr->family, addr->socktype, addr->protocol);
+}
+
 int xfer_setup(xfer *x)
 {
     const sieve_crawl_options *o = &x->c->o;
@@ -92,6 +111,11 @@ int xfer_setup(xfer *x)
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s);
     curl_easy_setopt(e, CURLOPT_SHARE, x->c->share);
     wire_setup(x);
+    /* through a proxy, the address connected to is the proxy's */
+    if (!o->allow_private && o->proxy == NULL) {
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x);
+    }
     if (x->c->headers != NULL)
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->c->headers);
     if (o->proxy != NULL)
