@@ -253,6 +253,16 @@ START_TEST(a_requeued_url_comes_back_first_and_a_held_host_waits)
 }
 END_TEST
 
+/* Pops url, waiting up to wait_s for its host's delay. */
+static sieve_url take_after(sieve_frontier *f, char *buf, size_t cap, const char *url,
+                            double wait_s)
+{
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, cap, &u, (int)(wait_s * 1000)), SIEVE_OK);
+    ck_assert_str_eq(u.url, url);
+    return u;
+}
+
 /* Giving a URL back counts as a request to its host: what was done in
  * its place (a robots.txt fetch) was one. */
 START_TEST(a_requeue_restarts_the_hosts_delay)
@@ -267,6 +277,12 @@ START_TEST(a_requeue_restarts_the_hosts_delay)
     double ready_in = 0;
     ck_assert_int_eq(sieve_frontier_try_pop(f, x, sizeof x, &u, &ready_in), SIEVE_EAGAIN);
     ck_assert_msg(ready_in > 0.25 && ready_in <= 0.3, "ready in %.3f s", ready_in);
+    /* a pause longer than the delay holds the host that long */
+    u = take_after(f, x, sizeof x, "http://a.test/1", 0.5);
+    ck_assert_int_eq(sieve_frontier_requeue_after(f, &u, 5), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_try_pop(f, x, sizeof x, &u, &ready_in), SIEVE_EAGAIN);
+    ck_assert_msg(ready_in > 4.5 && ready_in <= 5, "ready in %.3f s", ready_in);
+    ck_assert_int_eq(sieve_frontier_requeue_after(f, &u, -1), SIEVE_EINVAL);
     sieve_frontier_free(f);
 }
 END_TEST

@@ -234,6 +234,11 @@ SIEVE_API int sieve_frontier_done(sieve_frontier *f, const sieve_url *u);
  * leaves it in flight. Thread-safe. */
 SIEVE_API int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u);
 
+/* As requeue(), and the host takes no URL for pause_s seconds (or its
+ * delay, if longer): to retry a URL after a failure, slowing its host.
+ * SIEVE_EINVAL for a negative pause. Thread-safe. */
+SIEVE_API int sieve_frontier_requeue_after(sieve_frontier *f, const sieve_url *u, double pause_s);
+
 /* Holds a host (pop() gives none of its URLs) or releases it, e.g. while
  * its robots.txt is fetched. Needs per-host scheduling (else SIEVE_ESTATE).
  * Thread-safe. */

@@ -797,15 +797,21 @@ int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
 
 int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
 {
-    if (f == NULL || u == NULL || u->url == NULL)
+    return sieve_frontier_requeue_after(f, u, 0);
+}
+
+int sieve_frontier_requeue_after(sieve_frontier *f, const sieve_url *u, double pause_s)
+{
+    if (f == NULL || u == NULL || u->url == NULL || !(pause_s >= 0))
         return SIEVE_EINVAL;
     if (f->hosts == NULL)
         return SIEVE_ESTATE;
     uint64_t h = url_hash(u->url, u->len);
     pthread_mutex_lock(&f->lock);
     flight *x = flight_of_locked(f, u, h);
-    int rc = x == NULL ? SIEVE_ESTATE
-                       : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth, now_s());
+    int rc = x == NULL
+                 ? SIEVE_ESTATE
+                 : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth, now_s(), pause_s);
     if (rc == SIEVE_OK) {
         land_locked(f, x);
         if (f->budget > 0)

@@ -311,7 +311,7 @@ int hosts_done(sieve_hosts *h, uint32_t host_id)
 }
 
 int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag,
-                  double now)
+                  double now, double pause_s)
 {
     if (host_id >= h->nhosts || h->host[host_id].in_flight == 0)
         return SIEVE_ESTATE;
@@ -325,8 +325,9 @@ int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len,
     h->queued++;
     /* What happened in the URL's place (a robots.txt fetch) was a request
      * to the host: its delay counts from now. */
-    if (x->next_start < now + x->delay)
-        x->next_start = now + x->delay;
+    double wait = pause_s > x->delay ? pause_s : x->delay;
+    if (x->next_start < now + wait)
+        x->next_start = now + wait;
     reconsider(h, host_id);
     return SIEVE_OK;
 }

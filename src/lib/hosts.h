@@ -37,9 +37,9 @@ int hosts_done(sieve_hosts *h, uint32_t host_id);
 
 /* Gives back a popped URL of host_id unfetched: it leaves the host's
  * in-flight count and is served again before the host's other URLs, not
- * before the host's delay has passed from now. */
+ * before the host's delay, or pause_s if longer, has passed from now. */
 int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag,
-                  double now);
+                  double now, double pause_s);
 
 /* Holds a host (it is given no URL) or releases it. Creates the host if
  * needed. */
