@@ -118,7 +118,7 @@ static int open_present(const job *j, urlgen **g)
 {
     if (j->opt->urls != NULL)
         return urlgen_open_file(g, j->opt->urls);
-    return urlgen_open_synthetic(g, j->opt->seed, URLGEN_PRESENT);
+    return urlgen_open_synthetic(g, j->opt->seed, URLGEN_HOSTS, URLGEN_PRESENT);
 }
 
 /* Pops every queued URL and reports it done, keeping the first one popped
@@ -260,7 +260,7 @@ static int absent_check(const job *j, const sieve_frontier_config *cfg, urlgen_b
     }
     char url[URLGEN_SYNTH_MAX];
     for (uint64_t i = 0; i < j->opt->absent; i++) {
-        size_t len = urlgen_synthetic(j->opt->seed, URLGEN_ABSENT, i, url);
+        size_t len = urlgen_synthetic(j->opt->seed, URLGEN_HOSTS, URLGEN_ABSENT, i, url);
         r->absent_hits += sieve_seen_contains(s, url, len);
         if (j->opt->progress && i % 65536 == 0 && bench_now_seconds() - last >= 0.25) {
             progress(j, "absent check", j->n + i, total);

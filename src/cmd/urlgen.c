@@ -16,10 +16,13 @@
  *
  * Everything else is drawn from a small generator seeded with t, so a URL
  * costs no table lookups beyond a word list. Hosts follow a Zipf-like law
- * over URLGEN_HOSTS ranks: rank = floor((H+1)^u) - 1 for u uniform in [0, 1),
- * so P(rank < r) = ln(r+1)/ln(H+1): the top host gets 6% of URLs and the top
- * thousand 60%, as in a crawl where a few big sites dominate. A host's name
- * is a function of its rank and the seed.
+ * over H ranks (100,000 for the seen-set benchmark, 10,000 for the whole
+ * frontier's): rank = floor((H+1)^u) - 1 for u uniform in [0, 1), so
+ * P(rank < r) = ln(r+1)/ln(H+1): with H = 100,000 the top host gets 6% of
+ * URLs and the top thousand 60% (7.5% and 75% with H = 10,000), as in a
+ * crawl where a few big sites dominate. A host's name is a function of its
+ * rank and the seed, drawn from a space of tens of millions of names, so
+ * two ranks share a name now and then (a handful of 10,000).
  *
  * Files. One URL a line, read with a fixed buffer: a line longer than
  * URLGEN_LINE_MAX is an error rather than an unbounded allocation. */
@@ -156,12 +159,12 @@ static char *put_word(char *p, uint64_t r)
 }
 
 /* Host rank: Zipf-like, see the file comment. */
-static uint64_t host_rank(uint64_t *rng)
+static uint64_t host_rank(uint64_t *rng, uint64_t hosts)
 {
     double u = (double)(next_u64(rng) >> 11) * 0x1p-53;
-    double r = exp(u * log((double)URLGEN_HOSTS + 1.0)) - 1.0;
+    double r = exp(u * log((double)hosts + 1.0)) - 1.0;
     uint64_t rank = (uint64_t)r;
-    return rank < URLGEN_HOSTS ? rank : URLGEN_HOSTS - 1;
+    return rank < hosts ? rank : hosts - 1;
 }
 
 static char *put_host(char *p, uint64_t rank, uint64_t seed, urlgen_stream stream)
@@ -214,14 +217,15 @@ static char *put_query(char *p, uint64_t *rng)
     return p;
 }
 
-size_t urlgen_synthetic(uint64_t seed, urlgen_stream stream, uint64_t index, char *buf)
+size_t urlgen_synthetic(uint64_t seed, uint64_t hosts, urlgen_stream stream, uint64_t index,
+                        char *buf)
 {
     uint64_t token = token_mix((uint64_t)stream << 40 | (index & (URLGEN_INDEX_LIMIT - 1)),
                                hash_u64(seed ^ UINT64_C(0x7f4a7c15)));
     uint64_t rng = token ^ seed;
     uint64_t r = next_u64(&rng);
     char *p = put(buf, r % 10 == 0 ? "http://" : "https://");
-    p = put_host(p, host_rank(&rng), seed, stream);
+    p = put_host(p, host_rank(&rng, hosts), seed, stream);
 
     /* 1 to 6 segments, 2 or 3 most often; the last carries the token. */
     static const unsigned depth_cut[] = {12, 37, 62, 80, 92};
@@ -267,6 +271,7 @@ void urlgen_batch_free(urlgen_batch *b)
 struct urlgen {
     FILE *file; /* NULL for a synthetic stream */
     uint64_t seed;
+    uint64_t hosts;
     urlgen_stream stream;
     uint64_t next;                  /* synthetic: next index; file: lines read */
     char line[URLGEN_LINE_MAX + 3]; /* the line, "\r\n" and the NUL */
@@ -329,12 +334,13 @@ int urlgen_scan_file(const char *path, urlgen_file_info *info, char *err, size_t
     return rc;
 }
 
-int urlgen_open_synthetic(urlgen **out, uint64_t seed, urlgen_stream stream)
+int urlgen_open_synthetic(urlgen **out, uint64_t seed, uint64_t hosts, urlgen_stream stream)
 {
     urlgen *g = calloc(1, sizeof *g);
     if (g == NULL)
         return -1;
     g->seed = seed;
+    g->hosts = hosts;
     g->stream = stream;
     *out = g;
     return 0;
@@ -373,7 +379,7 @@ long urlgen_next(urlgen *g, urlgen_batch *b, size_t n)
         char *slot = b->arena + i * b->slot;
         size_t len;
         if (g->file == NULL) {
-            len = urlgen_synthetic(g->seed, g->stream, g->next++, slot);
+            len = urlgen_synthetic(g->seed, g->hosts, g->stream, g->next++, slot);
         } else {
             long got = read_line(g);
             if (got < 0)

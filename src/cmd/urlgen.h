@@ -24,8 +24,13 @@
 /* Synthetic URLs per stream: indices are below this. */
 #define URLGEN_INDEX_LIMIT (UINT64_C(1) << 40)
 
-/* Number of distinct hosts synthetic URLs are drawn from. */
-#define URLGEN_HOSTS 100000
+/* Host ranks synthetic URLs are drawn from: the seen-set benchmark's
+ * default, and the whole frontier's (per-host scheduling over that many
+ * hosts). A few ranks may share a name (a host's name is drawn from its
+ * rank), so the distinct hosts can be slightly fewer. */
+#define URLGEN_HOSTS          100000
+#define URLGEN_HOSTS_FRONTIER 10000
+#define URLGEN_HOSTS_MAX      UINT64_C(1000000000)
 
 /* The two synthetic streams. No URL of one equals a URL of the other, and
  * absent URLs live under the reserved top-level domain .invalid, so they are
@@ -36,11 +41,13 @@ typedef enum urlgen_stream {
 } urlgen_stream;
 
 /* Writes URL number index (below URLGEN_INDEX_LIMIT) of a synthetic stream
- * into buf, which must hold URLGEN_SYNTH_MAX bytes, and returns its length.
- * Not NUL-terminated. A pure function of (seed, stream, index): the same
- * arguments give the same URL, different (stream, index) give different
- * URLs whatever the seed. */
-size_t urlgen_synthetic(uint64_t seed, urlgen_stream stream, uint64_t index, char *buf);
+ * over hosts host ranks (1 to URLGEN_HOSTS_MAX) into buf, which must hold
+ * URLGEN_SYNTH_MAX bytes, and returns its length. Not NUL-terminated. A
+ * pure function of (seed, hosts, stream, index): the same arguments give
+ * the same URL, different (stream, index) give different URLs whatever the
+ * seed and the hosts. */
+size_t urlgen_synthetic(uint64_t seed, uint64_t hosts, urlgen_stream stream, uint64_t index,
+                        char *buf);
 
 /* A batch of URLs; urls[i].url points into the batch's own arena. */
 typedef struct urlgen_batch {
@@ -71,8 +78,9 @@ int urlgen_scan_file(const char *path, urlgen_file_info *info, char *err, size_t
 
 typedef struct urlgen urlgen;
 
-/* Opens a synthetic stream starting at index 0. Returns 0 or -1 (no memory). */
-int urlgen_open_synthetic(urlgen **out, uint64_t seed, urlgen_stream stream);
+/* Opens a synthetic stream over hosts host ranks, starting at index 0.
+ * Returns 0 or -1 (no memory). */
+int urlgen_open_synthetic(urlgen **out, uint64_t seed, uint64_t hosts, urlgen_stream stream);
 
 /* Opens a URL file (as urlgen_scan_file() reads it). Returns 0, or -1 with
  * errno set. */
