@@ -1,4 +1,5 @@
-/* bench-plot.c - `sieve bench --plot`: bytes per URL and ns per push
+/* bench-plot.c - `sieve bench --plot`: bytes per URL (resident for the
+ * whole frontier, the seen-set's own for --seen-set) and ns per push
  * against n, drawn by gnuplot from the run's CSV.
  *
  * gnuplot reads the CSV itself, filtering rows by contestant and p, so the
@@ -61,17 +62,22 @@ static void gp_quoted(FILE *gp, const char *s)
 static void gp_plot(FILE *gp, const options *opt, const char *csv, int column)
 {
     const char *sep = "plot ";
-    for (int c = 0; c < NCONTESTANTS; c++) {
+    int first = opt->seen_only ? SEEN_FIRST : FRONTIER_FIRST;
+    int last = opt->seen_only ? SEEN_LAST : FRONTIER_LAST;
+    int name_col = opt->seen_only ? 3 : 5; /* the contestant column */
+    for (int c = first; c <= last; c++) {
+        bool exact = bench_contestants[c].kind == SIEVE_SEEN_EXACT;
         for (size_t k = 0; k < opt->p_count; k++) {
-            if (c == C_EXACT && k > 0)
+            if (exact && k > 0)
                 break;
             fputs(sep, gp);
             gp_quoted(gp, csv);
             fprintf(gp,
-                    " skip 1 using 1:(strcol(3) eq '%s' && $2 == %.17g ? $%d : NaN) "
+                    " skip 1 using 1:(strcol(%d) eq '%s' && $2 == %.17g ? $%d : NaN) "
                     "with linespoints lw 2 title '%s",
-                    bench_contestants[c].name, opt->p[k], column, bench_contestants[c].name);
-            if (c != C_EXACT)
+                    name_col, bench_contestants[c].name, opt->p[k], column,
+                    bench_contestants[c].name);
+            if (!exact)
                 fprintf(gp, " p=%g", opt->p[k]);
             fputc('\'', gp);
             sep = ", \\\n     ";
@@ -102,14 +108,16 @@ int bench_plot(const options *opt, const char *csv)
           "set xlabel 'URLs pushed (n)'\n"
           "set format x '10^{%T}'\n"
           "set multiplot layout 1,2\n"
-          "set logscale y\nset ylabel 'bytes per URL (seen-set)'\n"
-          "set title 'seen-set memory'\nset key center right\n",
+          "set logscale y\n",
           gp);
-    gp_plot(gp, opt, csv, 11);
+    fprintf(gp, "set ylabel '%s'\nset title '%s'\nset key center right\n",
+            opt->seen_only ? "bytes per URL (seen-set)" : "resident bytes per URL",
+            opt->seen_only ? "seen-set memory" : "frontier memory, URLs queued");
+    gp_plot(gp, opt, csv, bench_csv_column_bytes(opt));
     fputs("unset logscale y\nset yrange [0:*]\nset ylabel 'ns per push (median)'\n"
           "set title 'push time'\nset key top left box opaque\n",
           gp);
-    gp_plot(gp, opt, csv, 15);
+    gp_plot(gp, opt, csv, bench_csv_column_ns(opt));
     fputs("unset multiplot\n", gp);
     int st = pclose(gp);
     if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
