@@ -406,7 +406,13 @@ START_TEST(a_budget_keeps_the_queue_on_disk_and_in_order)
     fprintf(stderr, "spill: %llu URLs, %llu on disk, resident +%.1f MiB (seen-set %.1f MiB)\n",
             (unsigned long long)n, (unsigned long long)st.spilled, grown / 1048576.0,
             st.seen_bytes / 1048576.0);
+    /* A sanitizer's allocator keeps freed memory aside and shadows it: the
+     * bound holds for the plain build, which CI runs too. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     ck_assert_msg(grown <= allowed, "resident memory grew by %ld bytes, over %ld", grown, allowed);
+#else
+    (void)allowed;
+#endif
     uint64_t *next = calloc(HOSTS, sizeof *next);
     for (uint64_t h = 0; h < HOSTS; h++)
         next[h] = h;
