@@ -38,7 +38,7 @@ grep -q '^sieve bench --n 1000,5000 --queue-memory 64K --csv ' "$dir/stdout" ||
     fail "command line not echoed"
 grep -q 'Targets' "$dir/stdout" || fail "no targets section"
 for t in 'bloom+disk resident <= 2 bytes/URL' 'exact+ram / bloom+disk resident' \
-    'bloom+disk push / filter add_batch' "reopen bloom+disk's state"; do
+    'bloom+disk push spilling / filter add' "reopen bloom+disk's state"; do
     grep -qF "$t" "$dir/stdout" || fail "no target line '$t'"
 done
 [ -z "$(ls -A "$dir/tmp")" ] || fail "states left in TMPDIR: $(ls -A "$dir/tmp")"
@@ -75,6 +75,8 @@ for n in 1000 5000; do
     disk=$(get "$csv" $n bloom+disk disk_apparent_bytes)
     [ "${disk:-0}" -gt $((n * 30)) ] || fail "n=$n: bloom+disk state of '$disk' bytes"
     [ -n "$(get "$csv" $n bloom+disk reopen_s_median)" ] || fail "n=$n: no reopen time"
+    [ -n "$(get "$csv" $n bloom+disk ns_per_push_spilling_median)" ] ||
+        fail "n=$n: no ns per push while spilling"
     for c in bloom+ram exact+ram filter; do
         [ -z "$(get "$csv" $n $c disk_bytes)" ] || fail "n=$n: $c has disk bytes"
     done

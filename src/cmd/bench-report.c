@@ -127,7 +127,8 @@ static void print_frontier_legend(const options *opt)
            "ns/push    median over %u runs (each a fresh process) of the time spent in\n"
            "           push_batch() calls of %d URLs (filter: sieve_bloom_add_batch) divided\n"
            "           by URLs pushed; URL generation excluded, page faults and journal\n"
-           "           writes included\n"
+           "           writes included; the targets take bloom+disk's over the batches\n"
+           "           pushed once its queue spilled (the CSV has both)\n"
            "in RAM     URLs queued in memory at the end; the rest wait in the journal\n"
            "lost       URLs refused as seen although new: false positives during the fill\n"
            "FP absent  share of %llu never-pushed URLs the filled seen-set calls seen\n"
@@ -282,7 +283,8 @@ static const char frontier_header[] =
     "n,fp_rate,hosts,queue_memory,contestant,seen_set,queue,reps,status,pushed,enqueued,"
     "invalid,in_ram,spilled,hosts_seen,seen_bytes,queue_bytes,rss_growth_bytes,"
     "rss_bytes_per_url,rss_peak_growth_bytes,disk_bytes,disk_bytes_per_url,disk_apparent_bytes,"
-    "ns_per_push_median,ns_per_push_min,ns_per_push_max,lost,lost_rate,absent_queries,absent_fp,"
+    "ns_per_push_median,ns_per_push_min,ns_per_push_max,ns_per_push_spilling_median,lost,"
+    "lost_rate,absent_queries,absent_fp,"
     "absent_fp_rate,model_fp_rate,reopen_s_median,reopen_warm_s_median,reopen_rss_growth_bytes,"
     "recovered,recovered_spilled,mean_url_len,seconds";
 
@@ -351,6 +353,10 @@ static void csv_frontier_row(FILE *f, const options *opt, uint64_t n, double p, 
     else
         fputs(",,,", f);
     fprintf(f, "%.3f,%.3f,%.3f,", s->ns_median, s->ns_min, s->ns_max);
+    if (s->spill_ns_median > 0)
+        fprintf(f, "%.3f,", s->spill_ns_median);
+    else
+        fputc(',', f);
     int64_t l;
     uint64_t base;
     if (ct->kind == SIEVE_SEEN_BLOOM && lost_urls(opt, n, r, exact, &l, &base) && base > 0)
@@ -499,12 +505,12 @@ static void print_frontier_targets(const options *opt, summary (*res)[LIST_MAX][
                 target_line(&t, true, ratio >= FRONTIER_RATIO_MIN, n, p, what, m);
                 ratio_stated = true;
             }
-            if (fl->ok && fl->ns_median > 0) {
-                double ratio = dk->ns_median / fl->ns_median;
-                snprintf(m, sizeof m, "%.2fx (%.1f / %.1f ns)", ratio, dk->ns_median,
+            if (fl->ok && fl->ns_median > 0 && dk->spill_ns_median > 0) {
+                double ratio = dk->spill_ns_median / fl->ns_median;
+                snprintf(m, sizeof m, "%.2fx (%.1f / %.1f ns)", ratio, dk->spill_ns_median,
                          fl->ns_median);
                 target_line(&t, stated, ratio <= PUSH_RATIO_MAX, n, p,
-                            "bloom+disk push / filter add_batch <= 2x", m);
+                            "bloom+disk push spilling / filter add <= 2x", m);
             }
             snprintf(m, sizeof m, "%.2f s (cached: %.2f s)", dk->open_median, dk->open_warm_median);
             target_line(&t, stated, dk->open_median < REOPEN_MAX_S, n, p,

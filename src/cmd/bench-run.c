@@ -211,6 +211,7 @@ static int fill(const job *j, sieve_frontier *f, urlgen *g, urlgen_batch *b, cha
     sieve_url held = {0};
     static char held_buf[URLGEN_LINE_MAX + 1];
     double last = 0;
+    bool spilling = false; /* Q_DISK: the queue has reached its budget */
     for (uint64_t done = 0; done < j->n;) {
         size_t want = j->n - done < URLGEN_BATCH ? (size_t)(j->n - done) : URLGEN_BATCH;
         long got = urlgen_next(g, b, want);
@@ -221,9 +222,18 @@ static int fill(const job *j, sieve_frontier *f, urlgen *g, urlgen_batch *b, cha
         }
         note_lengths(r, b, (size_t)got);
         int rc;
-        r->push_ns += timed_push(f, j->c, b, (size_t)got, &rc);
+        uint64_t ns = timed_push(f, j->c, b, (size_t)got, &rc);
         if (rc != SIEVE_OK)
             return fail(r, "push", rc);
+        r->push_ns += ns;
+        if (spilling) {
+            r->spill_push_ns += ns;
+            r->spill_pushed += (uint64_t)got;
+        } else if (j->c->queue == Q_DISK) {
+            sieve_frontier_stats st;
+            sieve_frontier_stats_get(f, &st);
+            spilling = st.spilled > 0;
+        }
         done += (uint64_t)got;
         if (j->c->queue == Q_DRAINED &&
             (rc = drain(f, popbuf, URLGEN_LINE_MAX + 1, &holding, &held, held_buf)) != SIEVE_OK)
@@ -632,7 +642,7 @@ static int make_state_dir(const options *opt, int c, uint64_t n, double p, unsig
 
 void bench_run_contestant(const options *opt, int c, uint64_t n, double p, summary *s)
 {
-    double ns[100], rss[100], open_s[100], open_warm[100];
+    double ns[100], spill_ns[100], rss[100], open_s[100], open_warm[100];
     memset(s, 0, sizeof *s);
     s->ran = true;
     const contestant *ct = &bench_contestants[c];
@@ -682,6 +692,7 @@ void bench_run_contestant(const options *opt, int c, uint64_t n, double p, summa
         if (rep == 0)
             s->first = r;
         ns[rep] = r.pushed ? (double)r.push_ns / (double)r.pushed : 0;
+        spill_ns[rep] = r.spill_pushed ? (double)r.spill_push_ns / (double)r.spill_pushed : 0;
         rss[rep] = (double)r.rss_after - (double)r.rss_before;
         open_s[rep] = r.open_s;
         open_warm[rep] = r.open_warm_s;
@@ -691,6 +702,7 @@ void bench_run_contestant(const options *opt, int c, uint64_t n, double p, summa
     s->rss_growth_median = median(rss, opt->reps);
     s->open_median = median(open_s, opt->reps);
     s->open_warm_median = median(open_warm, opt->reps);
+    s->spill_ns_median = median(spill_ns, opt->reps);
     s->ns_median = median(ns, opt->reps); /* sorts ns */
     s->ns_min = ns[0];
     s->ns_max = ns[opt->reps - 1];

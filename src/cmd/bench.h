@@ -76,6 +76,7 @@ typedef struct result {
     uint64_t seen_bytes;
     uint64_t rss_before, rss_after, rss_peak;
     uint64_t push_ns;
+    uint64_t spill_push_ns, spill_pushed; /* Q_DISK: the batches pushed while spilling */
     uint64_t url_bytes, url_min, url_max;
     double est_fp_rate;
     uint64_t absent_queries, absent_hits;
@@ -100,6 +101,7 @@ typedef struct summary {
     char error[240];
     result first; /* rep 0: memory, counts, the absent check */
     double ns_median, ns_min, ns_max;
+    double spill_ns_median; /* Q_DISK: ns per push while the queue spills, 0 if it never did */
     double rss_growth_median;
     double open_median, open_warm_median; /* reopening the state, Q_DISK */
     double seconds;                       /* all reps */
