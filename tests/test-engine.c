@@ -1173,6 +1173,7 @@ START_TEST(options_have_the_documented_defaults)
     ck_assert(o.robots_expiry_s == 86400);
     ck_assert(o.sitemaps);
     ck_assert_uint_eq(o.max_sitemaps, 10000);
+    ck_assert(o.payload_digest);
     ck_assert(!o.follow_nofollow);
     ck_assert_int_eq(o.scope, SIEVE_SCOPE_HOST);
     ck_assert_uint_eq(o.n_allow + o.n_deny + o.n_accept + o.n_reject + o.n_headers, 0);

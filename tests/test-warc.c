@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -301,6 +302,7 @@ static void check_response(const sieve_warc_fetch_result *res, const fetch_spec 
     ck_assert_str_eq(field(r.header, "WARC-Block-Digest"), d);
     sha1_of(s->body, s->body_len, d);
     ck_assert_str_eq(field(r.header, "WARC-Payload-Digest"), d);
+    ck_assert_str_eq(res->payload_digest, d);
     ck_assert_uint_ge(r.block_len, s->body_len);
     size_t head_len = r.block_len - s->body_len;
     ck_assert(memcmp(r.block + head_len - 4, "\r\n\r\n", 4) == 0);
@@ -1187,6 +1189,119 @@ START_TEST(warcio_agrees)
 }
 END_TEST
 
+/* WARC-Date is UTC with microseconds, as gmtime_r() has it, over four
+ * centuries of leap years and both sides of 1970. */
+START_TEST(dates_are_utc)
+{
+    int64_t samples[] = {0,
+                         -1,
+                         86399999999LL,
+                         951782400000000LL /* 2000-02-29 */,
+                         4107542399999999LL /* 2100-02-28 23:59:59 */,
+                         -2208988800000000LL,
+                         253402300799999999LL /* 9999-12-31 */};
+    uint64_t x = 88172645463325252ULL;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int64_t us = i < 7 ? samples[i] : (int64_t)(x % 253402300800000000ULL) - 2208988800000000LL;
+        char got[WARC_DATE_SIZE], want[64];
+        warc_format_date(us, got);
+        time_t sec = (time_t)(us / 1000000);
+        long frac = (long)(us % 1000000);
+        if (frac < 0)
+            frac += 1000000, sec--;
+        struct tm tm;
+        gmtime_r(&sec, &tm);
+        snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+        ck_assert_msg(strcmp(got, want) == 0, "%lld us: %s, want %s", (long long)us, got, want);
+    }
+}
+END_TEST
+
+/* Record IDs are version 4 UUIDs, never twice, in a child of fork()
+ * neither. */
+START_TEST(ids_are_fresh_across_forks)
+{
+    char a[SIEVE_WARC_ID_SIZE], b[SIEVE_WARC_ID_SIZE];
+    ck_assert_int_eq(warc_new_id(a), SIEVE_OK);
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c[SIEVE_WARC_ID_SIZE];
+        _exit(warc_new_id(c) == SIEVE_OK && write(fds[1], c, sizeof c) == (ssize_t)sizeof c ? 0
+                                                                                            : 1);
+    }
+    char child[SIEVE_WARC_ID_SIZE];
+    ck_assert_int_eq(read(fds[0], child, sizeof child), (ssize_t)sizeof child);
+    waitpid(pid, NULL, 0);
+    ck_assert_int_eq(warc_new_id(b), SIEVE_OK);
+    ck_assert_str_ne(child, b);
+    ck_assert_str_ne(a, b);
+    ck_assert_uint_eq(strlen(a), 45);
+    ck_assert_int_eq(a[23], '4');
+    ck_assert(strchr("89ab", a[28]) != NULL);
+    close(fds[0]);
+    close(fds[1]);
+}
+END_TEST
+
+static void touch(const char *path)
+{
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fclose(fp);
+}
+
+/* An archive's files as the writer names them: the plain file, or the
+ * series' numbered files by number, other names left out. */
+START_TEST(files_of_an_archive)
+{
+    make_dir();
+    char **f;
+    size_t n = 99;
+    ck_assert_int_eq(sieve_warc_files(path_in("a.warc.gz"), false, &f, &n), SIEVE_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_ptr_null(f[0]);
+    sieve_warc_files_free(f);
+    touch(path_in("a.warc.gz"));
+    ck_assert_int_eq(sieve_warc_files(path_in("a.warc.gz"), false, &f, &n), SIEVE_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(f[0], path_in("a.warc.gz"));
+    sieve_warc_files_free(f);
+
+    const char *names[] = {"a-00010.warc.gz",  "a-00002.warc.gz", "a-00001.warc.gz",
+                           "a-123456.warc.gz", "a-0003.warc.gz",  "a-00004.warc",
+                           "b-00005.warc.gz",  "a-0000x.warc.gz", "a-00006.warc.gz.tmp"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        touch(path_in(names[i]));
+    ck_assert_int_eq(sieve_warc_files(path_in("a.warc.gz"), true, &f, &n), SIEVE_OK);
+    const char *want[] = {"a-00001.warc.gz", "a-00002.warc.gz", "a-00010.warc.gz",
+                          "a-123456.warc.gz"};
+    ck_assert_uint_eq(n, 4);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_str_eq(f[i], path_in(want[i]));
+    ck_assert_ptr_null(f[n]);
+    sieve_warc_files_free(f);
+    /* a series the writer starts is one of these */
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.series = true;
+    o.mode = SIEVE_WARC_NEXT;
+    sieve_warc *w;
+    ck_assert_int_eq(sieve_warc_open(&w, path_in("a.warc.gz"), &o), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_files(path_in("a.warc.gz"), true, &f, &n), SIEVE_OK);
+    ck_assert_uint_eq(n, 5);
+    ck_assert_str_eq(f[4], path_in("a-123457.warc.gz"));
+    sieve_warc_files_free(f);
+    ck_assert_int_eq(sieve_warc_files("", true, &f, &n), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_warc_files("x.warc", true, NULL, &n), SIEVE_EINVAL);
+    remove_dir();
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("warc");
@@ -1202,6 +1317,9 @@ int main(void)
     tcase_add_test(tc, big_body_gzip);
     tcase_add_test(tc, surt_keys);
     tcase_add_test(tc, argument_errors);
+    tcase_add_test(tc, files_of_an_archive);
+    tcase_add_test(tc, dates_are_utc);
+    tcase_add_test(tc, ids_are_fresh_across_forks);
     suite_add_tcase(s, tc);
     TCase *th = tcase_create("threads");
     tcase_set_timeout(th, 240);

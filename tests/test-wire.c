@@ -765,6 +765,30 @@ START_TEST(an_aborted_transfer_ends_without_a_record)
 }
 END_TEST
 
+/* payload_digest off: the records carry none, the rest is the same. */
+START_TEST(records_without_digests_when_not_asked)
+{
+    ctx x;
+    ctx_init(&x);
+    sieve_crawl_options o;
+    options(&o);
+    o.payload_digest = false;
+    crawler(&x, &o, "/");
+    ck_assert_int_eq(sieve_crawler_run(x.c), SIEVE_OK);
+    size_t records = 0;
+    for (size_t i = 0; i < x.n; i++) {
+        const tlog *l = x.t[i];
+        if (l->records == 0)
+            continue;
+        records++;
+        ck_assert_msg(l->digest == NULL, "%s: digest %s", l->path, l->digest);
+        ck_assert_uint_eq(l->rec_wire_bytes, l->body.len);
+    }
+    ck_assert_uint_eq(records, 18);
+    ctx_free(&x);
+}
+END_TEST
+
 /* The outcome names are the documented words. */
 START_TEST(outcome_names)
 {
@@ -791,6 +815,7 @@ static Suite *suite(void)
     tcase_add_test(tc, each_transfer_is_seen_as_it_went_over_the_wire);
     tcase_add_test(tc, a_refusing_wire_callback_stops_one_transfer);
     tcase_add_test(tc, an_aborted_transfer_ends_without_a_record);
+    tcase_add_test(tc, records_without_digests_when_not_asked);
     tcase_add_test(tc, outcome_names);
     suite_add_tcase(s, tc);
     return s;

@@ -152,6 +152,12 @@ typedef struct sieve_crawl_options {
     double checkpoint_interval_s; /* seconds between two syncs of the state and
                                      the outputs (on_sync); default 10 */
 
+    /* Records: each record's payload_digest is the SHA-1 of its body as
+     * received, computed as the body streams in; default true. An
+     * embedder that archives the bodies gets the same digest from its
+     * archive, and may spare the crawl this second pass. */
+    bool payload_digest;
+
     sieve_logger logger; /* where the engine's messages go; default: dropped */
 } sieve_crawl_options;
 
@@ -247,7 +253,8 @@ typedef struct sieve_crawl_record {
                                    content coding kept (bytes counts them decoded) */
     const char *remote_ip;      /* NULL: no connection was made */
     const char *payload_digest; /* "sha1:" and the base32 SHA-1 of those wire bytes,
-                                   as WARC-Payload-Digest; NULL: no response */
+                                   as WARC-Payload-Digest; NULL: no response, or
+                                   options.payload_digest false */
     sieve_crawl_outcome outcome;
     unsigned attempts;                    /* requests made for the URL: 1 when fetched (the engine
                                              does not retry), 0 when refused before any */

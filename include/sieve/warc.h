@@ -130,6 +130,9 @@ typedef enum sieve_warc_mode {
 /* Room for a record ID with its NUL: "urn:uuid:" and 36 characters. */
 #define SIEVE_WARC_ID_SIZE 46
 
+/* Room for a digest with its NUL: "sha1:" and 32 base32 characters. */
+#define SIEVE_WARC_DIGEST_SIZE 38
+
 typedef struct sieve_warc_options {
     uint64_t max_bytes;      /* rotate before a fetch would take a file past this;
                                 0 (default): no rotation */
@@ -172,7 +175,8 @@ typedef struct sieve_warc_fetch_result {
     sieve_warc_location response;
     char request_id[SIEVE_WARC_ID_SIZE]; /* "urn:uuid:..." */
     char response_id[SIEVE_WARC_ID_SIZE];
-    uint64_t body_bytes; /* response body bytes stored */
+    uint64_t body_bytes;                         /* response body bytes stored */
+    char payload_digest[SIEVE_WARC_DIGEST_SIZE]; /* the response's WARC-Payload-Digest */
 } sieve_warc_fetch_result;
 
 /* Fills o with the defaults named in sieve_warc_options. */
@@ -196,6 +200,20 @@ SIEVE_API int sieve_warc_sync(sieve_warc *w);
  * been aborted first. Returns SIEVE_OK, or SIEVE_EIO when the last sync or
  * close failed (the archive is freed all the same). NULL is a no-op. */
 SIEVE_API int sieve_warc_close(sieve_warc *w);
+
+/* The files of the archive that sieve_warc_open(path) writes, as they are
+ * on disk now: path itself if it exists, or, for a series (series true,
+ * as with max_bytes or the series option), every numbered file of it
+ * present ("crawl-00001.warc.gz", ...), by number. Paths keep path's
+ * directory. Sets *out to a NULL-terminated array (free it with
+ * sieve_warc_files_free()) and *n (may be NULL) to its count. Returns
+ * SIEVE_OK (an empty array when there is none, or the directory cannot
+ * be read); SIEVE_EINVAL for a NULL or empty path or NULL out;
+ * SIEVE_ENOMEM. */
+SIEVE_API int sieve_warc_files(const char *path, bool series, char ***out, size_t *n);
+
+/* Frees an array from sieve_warc_files(). NULL is a no-op. */
+SIEVE_API void sieve_warc_files_free(char **files);
 
 /* Starts recording a fetch; info is copied. Thread-safe. Returns SIEVE_OK
  * and sets *out; SIEVE_EINVAL for a missing or malformed target_uri or

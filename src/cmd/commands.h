@@ -34,6 +34,10 @@ int cmd_bench(int argc, char **argv);
 int cmd_crawl(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_warc_index(int argc, char **argv);
+
+/* The option table of `sieve warc-index` (warc-index.c). */
+extern const opt_command warc_index_command;
 
 /* The general usage. */
 void commands_usage(FILE *out);

@@ -148,6 +148,7 @@ static const char sec_politeness[] = "Politeness";
 static const char sec_links[] = "Links and scope";
 static const char sec_frontier[] = "Frontier";
 static const char sec_output[] = "Output";
+static const char sec_archive[] = "Archiving";
 
 static const opt_def crawl_opts[] = {
     {"workers", 'w', OPT_COUNT, "N", F(eng.workers), RANGE(1, 256), .deflt = "one per core",
@@ -274,6 +275,17 @@ static const opt_def crawl_opts[] = {
              "to a file) as one JSON object per interval and one at the end; SIGHUP reopens it"},
     {"stats-interval", 0, OPT_SECONDS, "S", F(stats_interval_s), RANGE(0.1, DAY_S),
      .section = sec_output, .help = "seconds between two --stats objects"},
+    {"warc", 0, OPT_STRING, "FILE", F(warc), .check = check_nonempty, .section = sec_archive,
+     .help = "write every request and response, robots.txt and redirects included, to the WARC "
+             "1.1 archive FILE (one gzip member per record if it ends in .gz); replaces an "
+             "archive of that name, or goes on with it when --state resumes a crawl"},
+    {"warc-max-size", 0, OPT_SIZE, "SIZE", F(warc_max_size), RANGE(1024, 1125899906842624.0),
+     .unset = "one file", .section = sec_archive,
+     .help = "start a new WARC file before one would pass SIZE (K, M, G suffixes): FILE "
+             "crawl.warc.gz becomes crawl-00001.warc.gz, crawl-00002.warc.gz, ..."},
+    {"cdxj", 0, OPT_STRING, "FILE", F(cdxj), .check = check_nonempty, .section = sec_archive,
+     .help = "at the end, write the CDXJ index of the WARC files to FILE (`sieve warc-index` "
+             "rebuilds it from the files)"},
     {"help", 'h', OPT_HELP, NULL, .section = sec_output, .help = "this text"},
 };
 
@@ -288,6 +300,17 @@ static const opt_note crawl_notes[] = {
      "On a terminal, standard error shows elapsed time, pages, pages per second, transfers in "
      "flight, queued URLs and errors, refreshed every second, unless -q is given. It is left "
      "out when the records go to that same terminal, so that it never mixes with them."},
+    {"Archiving",
+     "With --warc, every request the crawl makes (pages, sitemaps, robots.txt, each redirect) "
+     "is stored with its response as a pair of WARC 1.1 records linked by WARC-Concurrent-To, "
+     "after a warcinfo record naming the software and the command line. The response is stored "
+     "as received: status line, headers, and the body with its chunked coding removed (the "
+     "Transfer-Encoding header renamed X-Archive-Orig-Transfer-Encoding) but its gzip coding "
+     "kept. A body cut by --max-page-bytes, a timeout or a lost connection is marked with "
+     "WARC-Truncated. Each JSON record names the WARC file and offset of its response. Records "
+     "are appended whole, so a crawl that is stopped leaves a valid archive and one that is "
+     "killed leaves every complete record readable; `sieve warc-index` then rebuilds the "
+     "index."},
     {"Signals",
      "The first SIGINT or SIGTERM stops taking new URLs and gives the transfers in flight "
      "--stop-grace seconds to finish; a second aborts them at once. SIGHUP reopens the --output "
@@ -372,6 +395,34 @@ static bool same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
+/* --warc-max-size and --cdxj need --warc; the archive's files and its
+ * index are none of the other outputs, and no seed file. */
+static int check_archive(const crawl_cli *o, const opt_parsed *p)
+{
+    const char *needs[] = {"warc-max-size", "cdxj"};
+    for (size_t i = 0; i < 2; i++) {
+        if (o->warc == NULL && opt_given(&crawl_command, p, needs[i])) {
+            opt_fail(&crawl_command, needs[i], "needs --warc FILE");
+            return -1;
+        }
+    }
+    if (check_not_a_seed("warc", o->warc, o) != 0 || check_not_a_seed("cdxj", o->cdxj, o) != 0)
+        return -1;
+    const char *others[] = {o->output, o->stats_path, o->eng.cookie_jar};
+    for (size_t i = 0; i < 3; i++) {
+        if (same_file(o->warc, others[i]) || same_file(o->cdxj, others[i])) {
+            opt_fail(&crawl_command, same_file(o->warc, others[i]) ? "warc" : "cdxj",
+                     "'%s' is another output too", others[i]);
+            return -1;
+        }
+    }
+    if (same_file(o->warc, o->cdxj)) {
+        opt_fail(&crawl_command, "cdxj", "'%s' is also the --warc file", o->cdxj);
+        return -1;
+    }
+    return 0;
+}
+
 int crawl_cli_parse(crawl_cli *o, opt_parsed *p, int argc, char **argv)
 {
     int rc = opt_parse(&crawl_command, o, p, argc, argv);
@@ -405,5 +456,5 @@ int crawl_cli_parse(crawl_cli *o, opt_parsed *p, int argc, char **argv)
         opt_fail(&crawl_command, "stats", "'%s' is also the --output file", o->stats_path);
         return -1;
     }
-    return 0;
+    return check_archive(o, p);
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "options.h"
 #include "sieve/crawl.h"
@@ -18,6 +19,11 @@ typedef struct crawl_cli {
     double stats_interval_s;  /* --stats-interval */
     const char *const *seeds; /* the operands: seed files and URLs */
     size_t n_seeds;
+
+    /* Archiving: a WARC archive of every transfer, and its CDXJ index */
+    const char *warc;       /* --warc FILE; NULL: no archive */
+    uint64_t warc_max_size; /* --warc-max-size: rotate past it; 0: one file */
+    const char *cdxj;       /* --cdxj FILE, written at the end */
 } crawl_cli;
 
 extern const opt_command crawl_command;

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "commands.h"
 #include "crawl-options.h"
 #include "progress.h"
@@ -43,6 +44,11 @@ typedef struct crawl_run {
     atomic_ullong seed_records;  /* records of seeds (depth 0 pages) */
     atomic_ullong seeds_fetched; /* of those, without an error */
     bool durable;                /* --state: the frontier resumes */
+
+    /* --warc: the archive, written through the wire callbacks */
+    archive *warc;
+    int argc; /* the command line, for the archive's warcinfo record */
+    char **argv;
 } crawl_run;
 
 static void log_line(void *ctx, sieve_log_level level, const char *msg)
@@ -77,7 +83,13 @@ static int on_record(void *ud, const sieve_crawl_record *rec)
         if (rec->error == NULL)
             atomic_fetch_add(&r->seeds_fetched, 1);
     }
-    if (record_write(r->records, rec, NULL) != 0) {
+    record_where where = {0};
+    archive_place at;
+    if (r->warc != NULL && rec->transfer != NULL) {
+        archive_take(r->warc, rec->transfer, &at);
+        where = (record_where){.warc_file = at.name, .warc_offset = at.offset, .digest = at.digest};
+    }
+    if (record_write(r->records, rec, &where) != 0) {
         note_output_failure(r, record_writer_path(r->records), errno);
         return SIEVE_EIO; /* stops the crawl */
     }
@@ -94,6 +106,10 @@ static int on_sync(void *ud)
             note_output_failure(r, record_writer_path(w[i]), errno);
             return SIEVE_EIO;
         }
+    }
+    if (r->warc != NULL && archive_sync(r->warc) != SIEVE_OK) {
+        note_output_failure(r, "the WARC archive", errno);
+        return SIEVE_EIO;
     }
     return SIEVE_OK;
 }
@@ -197,6 +213,87 @@ static bool close_outputs(crawl_run *r, const sieve_crawl_stats *st, double secs
     return !atomic_load(&r->output_failed);
 }
 
+/* ---- --warc: the wire callbacks feed the archive ---- */
+
+/* An archive that cannot be written is an output lost: the crawl stops
+ * (the archive told the logger why). */
+static int archive_failed(crawl_run *r, int rc)
+{
+    if (rc != SIEVE_OK && !atomic_exchange(&r->output_failed, true))
+        sieve_crawler_stop(r->crawler);
+    return rc;
+}
+
+static int on_request(void *ud, sieve_crawl_transfer *t, const char *data, size_t len)
+{
+    crawl_run *r = ud;
+    return archive_failed(r, archive_request(r->warc, t, data, len));
+}
+
+static int on_response_head(void *ud, sieve_crawl_transfer *t, const char *line, size_t len)
+{
+    crawl_run *r = ud;
+    return archive_failed(r, archive_response_head(r->warc, t, line, len));
+}
+
+static int on_response_body(void *ud, sieve_crawl_transfer *t, const char *data, size_t len)
+{
+    crawl_run *r = ud;
+    return archive_failed(r, archive_response_body(r->warc, t, data, len));
+}
+
+static void on_transfer_end(void *ud, sieve_crawl_transfer *t)
+{
+    crawl_run *r = ud;
+    archive_failed(r, archive_transfer_end(r->warc, t));
+}
+
+/* The archive as the options name it. */
+static archive_config archive_settings(const crawl_run *r, const crawl_cli *o)
+{
+    return (archive_config){
+        .path = o->warc,
+        .max_bytes = o->warc_max_size,
+        .resume = r->durable,
+        .logger = o->eng.logger,
+    };
+}
+
+/* Opens the archive, its warcinfo record naming the command line. */
+static int open_archive(crawl_run *r, const crawl_cli *o)
+{
+    char command[4096] = "command: sieve";
+    size_t n = strlen(command);
+    for (int i = 0; i < r->argc && n + 1 < sizeof command; i++)
+        n += (size_t)snprintf(command + n, sizeof command - n, " %s", r->argv[i]);
+    for (char *c = command; *c; c++)
+        if (*c == '\r' || *c == '\n')
+            *c = ' '; /* a field is one line */
+    char agent[1024];
+    snprintf(agent, sizeof agent, "http-header-user-agent: %s", o->eng.user_agent);
+    const char *info[] = {command, agent, o->eng.ignore_robots ? "robots: ignore" : "robots: obey"};
+    archive_config cfg = archive_settings(r, o);
+    cfg.info = info;
+    cfg.n_info = sizeof info / sizeof *info;
+    return archive_open(&r->warc, &cfg) == SIEVE_OK ? EXIT_OK : EXIT_OUTPUT;
+}
+
+/* Closes the archive and writes its index; false when either failed. */
+static bool finish_archive(crawl_run *r, const crawl_cli *o)
+{
+    if (r->warc == NULL)
+        return true;
+    int rc = archive_close(r->warc);
+    r->warc = NULL;
+    if (rc == SIEVE_OK && o->cdxj != NULL) {
+        archive_config cfg = archive_settings(r, o);
+        rc = archive_index(&cfg, o->cdxj);
+    }
+    if (rc != SIEVE_OK)
+        atomic_store(&r->output_failed, true);
+    return rc == SIEVE_OK;
+}
+
 /* Runs the crawl; returns the exit status. */
 static int crawl(crawl_run *r, const crawl_cli *o)
 {
@@ -223,6 +320,17 @@ static int crawl(crawl_run *r, const crawl_cli *o)
         return seeds == SEEDS_EFATAL ? EXIT_FAILURE_RUN : EXIT_USAGE;
     }
     sieve_crawl_callbacks cb = {.on_record = on_record, .on_sync = on_sync};
+    if (o->warc != NULL) {
+        int st = open_archive(r, o);
+        if (st != EXIT_OK) {
+            progress_stop(p);
+            return st;
+        }
+        cb.on_request = on_request;
+        cb.on_response_head = on_response_head;
+        cb.on_response_body = on_response_body;
+        cb.on_transfer_end = on_transfer_end;
+    }
     sieve_crawler_set_callbacks(r->crawler, &cb, r);
     progress_run(p);
     int rc = sieve_crawler_run(r->crawler);
@@ -231,6 +339,7 @@ static int crawl(crawl_run *r, const crawl_cli *o)
 
     sieve_crawl_stats st;
     sieve_crawler_stats_get(r->crawler, &st);
+    finish_archive(r, o); /* a failure marks the outputs failed */
     bool written = close_outputs(r, &st, secs);
     /* SIEVE_EIO that is not ours: the engine's own output, the cookie jar
      * (it told the logger) */
@@ -276,11 +385,15 @@ int cmd_crawl(int argc, char **argv)
         return prc > 0 ? EXIT_OK : EXIT_USAGE;
     }
     o.eng.logger = (sieve_logger){.fn = log_line, .level = SIEVE_LOG_WARN};
+    /* archived, a record's digest is its WARC-Payload-Digest: no second pass */
+    o.eng.payload_digest = o.warc == NULL;
     if (o.eng.ignore_robots)
         fprintf(stderr, "sieve crawl: warning: --ignore-robots: robots.txt is neither fetched "
                         "nor obeyed\n");
 
     crawl_run r = {.durable = o.eng.state_dir != NULL};
+    r.argc = argc;
+    r.argv = argv;
     int status;
     int rc = sieve_crawler_new(&r.crawler, &o.eng);
     if (rc != SIEVE_OK) {
@@ -298,6 +411,7 @@ int cmd_crawl(int argc, char **argv)
         record_writer_close(r.stats);
     if (r.records != NULL)
         record_writer_close(r.records);
+    archive_close(r.warc);
     sieve_crawler_free(r.crawler);
     crawl_cli_free(&o, &parsed);
     return status;

@@ -10,6 +10,7 @@ const subcommand subcommands[] = {
     {"crawl", NULL, "crawl the web from seed files and URLs", cmd_crawl, &crawl_command},
     {"bench", "[OPTIONS]", "compare the memory and speed of the Bloom and hash-set frontiers",
      cmd_bench, NULL},
+    {"warc-index", NULL, "write the CDXJ index of WARC files", cmd_warc_index, &warc_index_command},
     {"version", "", "print the version", cmd_version, NULL},
     {"help", "[COMMAND]", "describe the commands, or one command's options", cmd_help, NULL},
 };
@@ -19,7 +20,7 @@ void commands_usage(FILE *out)
 {
     fprintf(out, "usage: sieve COMMAND [OPTIONS]\n\ncommands:\n");
     for (size_t i = 0; i < n_subcommands; i++)
-        fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
+        fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
     fprintf(out, "\n'sieve COMMAND --help' describes a command's options.\n");
 }
 

@@ -194,11 +194,14 @@ int record_write(record_writer *w, const sieve_crawl_record *r, const record_whe
     put_str(&l, ",\"time\":", when);
     put_u64(&l, ",\"wire_bytes\":", r->wire_bytes);
     put_str(&l, ",\"remote_ip\":", r->remote_ip);
-    put_str(&l, ",\"digest\":", r->payload_digest);
+    bool archived = where != NULL && where->warc_file != NULL;
+    put_str(&l, ",\"digest\":",
+            r->payload_digest != NULL ? r->payload_digest
+            : archived                ? where->digest
+                                      : NULL);
     put_str(&l, ",\"outcome\":", sieve_crawl_outcome_name(r->outcome));
     put_num(&l, ",\"attempts\":", "%u", r->attempts);
     put_str(&l, ",\"kind\":", r->kind == SIEVE_FETCH_SITEMAP ? "sitemap" : "page");
-    bool archived = where != NULL && where->warc_file != NULL;
     put_str(&l, ",\"warc_file\":", archived ? where->warc_file : NULL);
     if (archived)
         put_u64(&l, ",\"warc_offset\":", where->warc_offset);

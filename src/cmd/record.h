@@ -21,6 +21,7 @@ const char *record_writer_path(const record_writer *w);
 typedef struct record_where {
     const char *warc_file; /* the WARC file's name; NULL: not archived */
     uint64_t warc_offset;  /* of its response record (.gz: of its gzip member) */
+    const char *digest;    /* its WARC-Payload-Digest, for a record without one */
 } record_where;
 
 /* Appends one record as a JSON line: url, final_url, status, content_type,

@@ -56,6 +56,7 @@ void sieve_crawl_options_init(sieve_crawl_options *o)
         .max_repeat = SIEVE_CANON_MAX_REPEAT,
         .checkpoint_interval_s = DEFAULT_CHECKPOINT_S,
         .queue_memory = DEFAULT_QUEUE_MEMORY,
+        .payload_digest = true,
     };
     sieve_seen_config_init(&o->seen);
 }

@@ -117,8 +117,10 @@ void wire_start(xfer *x)
     x->dec = NULL;
     x->digest[0] = '\0';
     x->ip[0] = '\0';
-    if (!digest_start(&x->body_digest))
-        x->body_digest.ctx = NULL; /* the record goes without a digest */
+    /* without one (not asked for, or out of memory) the record has none */
+    x->body_digest.ctx = NULL;
+    if (c->o.payload_digest)
+        digest_start(&x->body_digest);
 }
 
 bool wire_body(xfer *x, const char *data, size_t n)

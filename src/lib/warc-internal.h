@@ -24,7 +24,7 @@
 /* ---- warc-record.c ---- */
 
 /* "sha1:" and 32 base32 characters, with the NUL. */
-#define WARC_DIGEST_SIZE 38
+#define WARC_DIGEST_SIZE SIEVE_WARC_DIGEST_SIZE
 
 /* "2026-11-24T10:00:00.123456Z" with the NUL. */
 #define WARC_DATE_SIZE 28

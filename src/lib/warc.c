@@ -193,37 +193,57 @@ static char *dir_of(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
-/* The highest series number present in the directory; 0 for none. */
-static unsigned highest_seq(const sieve_warc *w)
+/* The series number in a directory entry's name, for the series whose
+ * names are stem-NNNNN+ext (five digits or more); 0 when it is none. */
+static unsigned series_number(const char *n, const char *stem, const char *ext)
+{
+    size_t len = strlen(n), stem_len = strlen(stem), ext_len = strlen(ext);
+    if (len < stem_len + 1 + 5 + ext_len || strncmp(n, stem, stem_len) != 0 || n[stem_len] != '-' ||
+        strcmp(n + len - ext_len, ext) != 0)
+        return 0;
+    unsigned long v = 0;
+    for (size_t i = stem_len + 1; i < len - ext_len; i++) {
+        if (n[i] < '0' || n[i] > '9' || v > 100000000)
+            return 0;
+        v = v * 10 + (unsigned long)(n[i] - '0');
+    }
+    return (unsigned)v;
+}
+
+/* Calls fn for each file of w's series present in its directory; false
+ * when the directory cannot be read. */
+static bool each_in_series(const sieve_warc *w,
+                           void (*fn)(void *ctx, const char *name, unsigned seq), void *ctx)
 {
     char *dir = dir_of(w->base);
     DIR *d = dir ? opendir(dir) : NULL;
     free(dir);
     if (!d)
-        return 0;
+        return false;
     const char *stem = last_component(w->base);
-    size_t stem_len = strlen(stem), ext_len = strlen(w->ext);
-    unsigned best = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        const char *n = e->d_name;
-        size_t len = strlen(n);
-        if (len < stem_len + 1 + 5 + ext_len || strncmp(n, stem, stem_len) != 0 ||
-            n[stem_len] != '-' || strcmp(n + len - ext_len, w->ext) != 0)
-            continue;
-        unsigned long v = 0;
-        size_t digits = 0;
-        for (size_t i = stem_len + 1; i < len - ext_len; i++, digits++) {
-            if (n[i] < '0' || n[i] > '9' || v > 100000000) {
-                digits = 0;
-                break;
-            }
-            v = v * 10 + (unsigned long)(n[i] - '0');
-        }
-        if (digits >= 5 && v > best)
-            best = (unsigned)v;
+        unsigned seq = series_number(e->d_name, stem, w->ext);
+        if (seq > 0)
+            fn(ctx, e->d_name, seq);
     }
     closedir(d);
+    return true;
+}
+
+static void keep_highest(void *ctx, const char *name, unsigned seq)
+{
+    (void)name;
+    unsigned *best = ctx;
+    if (seq > *best)
+        *best = seq;
+}
+
+/* The highest series number present in the directory; 0 for none. */
+static unsigned highest_seq(const sieve_warc *w)
+{
+    unsigned best = 0;
+    each_in_series(w, keep_highest, &best);
     return best;
 }
 
@@ -697,6 +717,93 @@ int sieve_warc_close(sieve_warc *w)
     return rc;
 }
 
+/* ---- the files of an archive ---- */
+
+typedef struct file_list {
+    const char *base; /* the series' base, for the directory part */
+    char **paths;
+    unsigned *seqs;
+    size_t n, cap;
+    bool oom;
+} file_list;
+
+static void collect(void *ctx, const char *name, unsigned seq)
+{
+    file_list *l = ctx;
+    if (l->oom)
+        return;
+    if (l->n + 2 > l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **p = realloc(l->paths, cap * sizeof *p);
+        if (p)
+            l->paths = p;
+        unsigned *q = p ? realloc(l->seqs, cap * sizeof *q) : NULL;
+        if (q)
+            l->seqs = q;
+        if (!p || !q) {
+            l->oom = true;
+            return;
+        }
+        l->cap = cap;
+    }
+    /* the directory as the base names it: none for a bare name */
+    const char *slash = strrchr(l->base, '/');
+    size_t dir = slash ? (size_t)(slash - l->base) + 1 : 0, len = dir + strlen(name) + 1;
+    char *path = malloc(len);
+    if (!path) {
+        l->oom = true;
+        return;
+    }
+    snprintf(path, len, "%.*s%s", (int)dir, l->base, name);
+    size_t i = l->n++;
+    while (i > 0 && l->seqs[i - 1] > seq) { /* sorted by number as they come */
+        l->paths[i] = l->paths[i - 1];
+        l->seqs[i] = l->seqs[i - 1];
+        i--;
+    }
+    l->paths[i] = path;
+    l->seqs[i] = seq;
+}
+
+int sieve_warc_files(const char *path, bool series, char ***out, size_t *n)
+{
+    if (!path || !*path || !out)
+        return SIEVE_EINVAL;
+    *out = NULL;
+    if (n)
+        *n = 0;
+    sieve_warc w = {.path = (char *)path};
+    if (split_name(&w))
+        return SIEVE_ENOMEM;
+    file_list l = {.base = w.base};
+    struct stat st;
+    if (!series && stat(path, &st) == 0)
+        collect(&l, last_component(path), 1);
+    else if (series)
+        each_in_series(&w, collect, &l);
+    free(w.base);
+    char **paths = l.oom ? NULL : realloc(l.paths, (l.n + 1) * sizeof *paths);
+    free(l.seqs);
+    if (!paths) {
+        for (size_t i = 0; i < l.n; i++)
+            free(l.paths[i]);
+        free(l.paths);
+        return SIEVE_ENOMEM;
+    }
+    paths[l.n] = NULL;
+    *out = paths;
+    if (n)
+        *n = l.n;
+    return SIEVE_OK;
+}
+
+void sieve_warc_files_free(char **files)
+{
+    for (size_t i = 0; files && files[i]; i++)
+        free(files[i]);
+    free(files);
+}
+
 /* ---- fetches ---- */
 
 /* A target URI: non-empty, no blanks or control bytes (it is one header
@@ -951,6 +1058,7 @@ int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated, sieve_warc_
         memcpy(res->request_id, f->req_id, sizeof res->request_id);
         memcpy(res->response_id, f->resp_id, sizeof res->response_id);
         res->body_bytes = f->resp.body_len;
+        memcpy(res->payload_digest, f->resp.payload_digest, sizeof res->payload_digest);
     }
     sieve_warc_fetch_abort(f);
     return rc;

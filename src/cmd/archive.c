@@ -1,0 +1,250 @@
+/* archive.c - `sieve crawl --warc`: the crawl's transfers as WARC records.
+ *
+ * The command is a client of the engine like any embedder: everything
+ * here comes through the public wire callbacks of sieve/crawl.h. Each
+ * transfer (pages, sitemaps, robots.txt and its redirects) gets one
+ * sieve_warc_fetch, kept in the transfer's user slot from its first
+ * callback: the request head goes in as curl sent it, the response head
+ * and body as they came (chunked coding removed, gzip kept), and the
+ * fetch ends in on_transfer_end, which writes the request and response
+ * records with the truncation the engine reports. The record that
+ * follows (on_record) takes the response's file and offset for its JSON
+ * line. Bodies are never held: the WARC writer hashes, compresses and
+ * spools them as they come (sieve/warc.h), on the worker's thread, and
+ * takes its lock only to append a finished fetch.
+ *
+ * A transfer with no request head (a DNS or connect failure) or no
+ * response head (a connection that closed first) leaves no record: WARC
+ * has nothing to store for it, and its JSON line says what happened. An
+ * aborted transfer (stop() after the grace) is dropped too: its URL was
+ * not reported done, so a resumed crawl fetches it again. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "sieve/warc.h"
+
+struct archive {
+    sieve_warc *w;
+    sieve_logger lg;
+};
+
+/* One transfer's fetch, in its user slot. */
+typedef struct fetch {
+    sieve_warc_fetch *f; /* NULL once ended, or when it could not be made */
+    char tail[4];        /* the request's last bytes, to see where its head ends */
+    size_t tail_len;
+    bool head_done;   /* a whole request head went in */
+    bool responded;   /* a response head line went in */
+    archive_place at; /* where the response went, once written */
+} fetch;
+
+/* ---- opening ---- */
+
+/* Removes the files of an earlier archive of the same name. */
+static int replace_old(const archive_config *cfg)
+{
+    char **files;
+    size_t n;
+    int rc = sieve_warc_files(cfg->path, cfg->max_bytes > 0, &files, &n);
+    for (size_t i = 0; rc == SIEVE_OK && i < n; i++) {
+        if (unlink(files[i]) != 0 && errno != ENOENT) {
+            sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--warc: cannot replace %s: %s", files[i],
+                      strerror(errno));
+            rc = SIEVE_EIO;
+        }
+    }
+    sieve_warc_files_free(files);
+    return rc;
+}
+
+int archive_open(archive **out, const archive_config *cfg)
+{
+    *out = NULL;
+    if (!cfg->resume) {
+        int rc = replace_old(cfg);
+        if (rc != SIEVE_OK)
+            return rc;
+    }
+    archive *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return SIEVE_ENOMEM;
+    a->lg = cfg->logger;
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.max_bytes = cfg->max_bytes;
+    o.mode = !cfg->resume         ? SIEVE_WARC_CREATE
+             : cfg->max_bytes > 0 ? SIEVE_WARC_NEXT
+                                  : SIEVE_WARC_APPEND;
+    o.info = cfg->info;
+    o.n_info = cfg->n_info;
+    o.logger = cfg->logger;
+    int rc = sieve_warc_open(&a->w, cfg->path, &o);
+    if (rc != SIEVE_OK) {
+        sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--warc: %s: %s%s%s", cfg->path,
+                  sieve_strerror(rc), rc == SIEVE_EIO ? ": " : "",
+                  rc == SIEVE_EIO ? strerror(errno) : "");
+        free(a);
+        return rc;
+    }
+    *out = a;
+    return SIEVE_OK;
+}
+
+/* ---- the wire ---- */
+
+/* A fetch's error: said once, and the fetch dropped. */
+static int failed(archive *a, fetch *s, const sieve_crawl_transfer *t, int rc)
+{
+    sieve_log(&a->lg, SIEVE_LOG_ERROR, "--warc: %s: %s", t->url, sieve_strerror(rc));
+    sieve_warc_fetch_abort(s->f);
+    s->f = NULL;
+    return rc;
+}
+
+static int begin(archive *a, fetch *s, const sieve_crawl_transfer *t)
+{
+    sieve_warc_fetch_info fi = {
+        .target_uri = t->url,
+        .ip_address = t->remote_ip,
+        .date_us = t->started_us,
+    };
+    *s = (fetch){0};
+    int rc = sieve_warc_fetch_begin(a->w, &fi, &s->f);
+    return rc == SIEVE_OK ? rc : failed(a, s, t, rc);
+}
+
+/* Whether the request head ends with data: CRLF CRLF, across pieces. */
+static bool ends_head(fetch *s, const char *data, size_t len)
+{
+    char last[8];
+    size_t keep = len >= 4 ? 0 : s->tail_len < 4 - len ? s->tail_len : 4 - len;
+    memcpy(last, s->tail + s->tail_len - keep, keep);
+    size_t take = len < 4 ? len : 4;
+    memcpy(last + keep, data + len - take, take);
+    s->tail_len = keep + take;
+    memcpy(s->tail, last, s->tail_len);
+    return s->tail_len == 4 && memcmp(s->tail, "\r\n\r\n", 4) == 0;
+}
+
+int archive_request(archive *a, sieve_crawl_transfer *t, const char *data, size_t len)
+{
+    fetch *s = t->user;
+    if (s == NULL) {
+        if ((s = calloc(1, sizeof *s)) == NULL)
+            return SIEVE_ENOMEM;
+        t->user = s;
+        int rc = begin(a, s, t);
+        if (rc != SIEVE_OK)
+            return rc;
+    } else if (s->head_done) {
+        /* curl sent the request again on a new connection: the first
+         * attempt had no response, the archive keeps the one that counts */
+        sieve_warc_fetch_abort(s->f);
+        int rc = begin(a, s, t);
+        if (rc != SIEVE_OK)
+            return rc;
+    }
+    if (s->f == NULL)
+        return SIEVE_OK;
+    s->head_done = ends_head(s, data, len);
+    int rc = sieve_warc_fetch_request_head(s->f, data, len);
+    return rc == SIEVE_OK ? rc : failed(a, s, t, rc);
+}
+
+int archive_response_head(archive *a, sieve_crawl_transfer *t, const char *line, size_t len)
+{
+    fetch *s = t->user;
+    if (s == NULL || s->f == NULL)
+        return SIEVE_OK; /* no request went in: nothing to pair it with */
+    s->responded = true;
+    int rc = sieve_warc_fetch_response_head(s->f, line, len);
+    return rc == SIEVE_OK ? rc : failed(a, s, t, rc);
+}
+
+int archive_response_body(archive *a, sieve_crawl_transfer *t, const char *data, size_t len)
+{
+    fetch *s = t->user;
+    if (s == NULL || s->f == NULL)
+        return SIEVE_OK;
+    int rc = sieve_warc_fetch_response_body(s->f, data, len);
+    return rc == SIEVE_OK ? rc : failed(a, s, t, rc);
+}
+
+int archive_transfer_end(archive *a, sieve_crawl_transfer *t)
+{
+    fetch *s = t->user;
+    int rc = SIEVE_OK;
+    if (s != NULL && s->f != NULL) {
+        if (t->aborted || !s->responded) {
+            sieve_warc_fetch_abort(s->f);
+        } else {
+            sieve_warc_fetch_result res;
+            rc = sieve_warc_fetch_end(s->f, t->truncated, &res);
+            if (rc == SIEVE_OK) {
+                s->at.name = res.response.name;
+                s->at.offset = res.response.offset;
+                snprintf(s->at.digest, sizeof s->at.digest, "%s", res.payload_digest);
+            } else if (rc == SIEVE_ESTATE) {
+                rc = SIEVE_OK; /* a head cut short: nothing to store */
+            } else {
+                sieve_log(&a->lg, SIEVE_LOG_ERROR, "--warc: %s: %s", t->url, sieve_strerror(rc));
+            }
+        }
+        s->f = NULL;
+    }
+    if (s != NULL && !t->has_record) {
+        free(s);
+        t->user = NULL;
+    }
+    return rc;
+}
+
+void archive_take(archive *a, const sieve_crawl_transfer *t, archive_place *at)
+{
+    (void)a;
+    fetch *s = t->user;
+    *at = s != NULL ? s->at : (archive_place){0};
+    free(s);
+}
+
+int archive_sync(archive *a)
+{
+    return sieve_warc_sync(a->w);
+}
+
+int archive_close(archive *a)
+{
+    if (a == NULL)
+        return SIEVE_OK;
+    int rc = sieve_warc_close(a->w);
+    free(a);
+    return rc;
+}
+
+/* ---- the index ---- */
+
+int archive_index(const archive_config *cfg, const char *out_path)
+{
+    char **files;
+    size_t n;
+    int rc = sieve_warc_files(cfg->path, cfg->max_bytes > 0, &files, &n);
+    if (rc != SIEVE_OK)
+        return rc;
+    FILE *out = fopen(out_path, "w");
+    if (out == NULL) {
+        sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--cdxj: %s: %s", out_path, strerror(errno));
+        sieve_warc_files_free(files);
+        return SIEVE_EIO;
+    }
+    rc = sieve_warc_index((const char *const *)files, n, out, &cfg->logger);
+    if (fclose(out) != 0 && (rc == SIEVE_OK || rc == SIEVE_ETRUNCATED)) {
+        sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--cdxj: %s: %s", out_path, strerror(errno));
+        rc = SIEVE_EIO;
+    }
+    sieve_warc_files_free(files);
+    return rc;
+}
