@@ -712,6 +712,43 @@ START_TEST(a_killed_crawl_leaves_every_complete_record)
 }
 END_TEST
 
+/* --state and --warc killed with SIGKILL, then run again: the crawl ends,
+ * its archive goes on from the last whole fetch the kill left (in the
+ * same file, or the same series), and the whole of it is valid, with an
+ * index over every file. _i = 0 one file, 1 a series. */
+START_TEST(a_resumed_crawl_goes_on_with_its_archive)
+{
+    tmp_name warc_p = tmp_path(_i == 0 ? "resume.warc.gz" : "resume-series.warc.gz");
+    const char *warc = warc_p.s;
+    tmp_name cdxj_p = tmp_path("resume.cdxj"), state = tmp_path("state");
+    tmp_name first = tmp_path(_i == 0 ? "resume.warc.gz" : "resume-series-00001.warc.gz");
+    const char *args[] = {"--state",
+                          state.s,
+                          "--warc",
+                          warc,
+                          "--cdxj",
+                          cdxj_p.s,
+                          "--host-connections",
+                          "2",
+                          _i == 1 ? "--warc-max-size" : NULL,
+                          "64K",
+                          NULL};
+    pid_t pid = crawl_start(args);
+    wait_for_size(first.s, 60000);
+    kill(pid, SIGKILL);
+    ck_assert_int_eq(harness_wait(pid), 128 + SIGKILL);
+    crawl_ok(args);
+    size_t n;
+    char **files = archive_files(warc, _i == 1, &n);
+    ck_assert_uint_ge(n, (size_t)(_i == 1 ? 2 : 1));
+    verdict v = judge(files, n, cdxj_p.s);
+    ck_assert_uint_gt(v.records, PAGES);
+    ck_assert_uint_ge(v.responses, v.archived);
+    warc_index_agrees(files, n, cdxj_p.s);
+    files_free(files, n);
+}
+END_TEST
+
 /* Option errors name the option. */
 START_TEST(archive_options_are_checked)
 {
@@ -771,6 +808,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(sig, start_slow_web, stop_web);
     tcase_add_loop_test(sig, a_stopped_crawl_leaves_a_valid_archive, 0, 2);
     tcase_add_loop_test(sig, a_killed_crawl_leaves_every_complete_record, 0, 2);
+    tcase_add_loop_test(sig, a_resumed_crawl_goes_on_with_its_archive, 0, 2);
     suite_add_tcase(s, sig);
     return s;
 }

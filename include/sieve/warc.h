@@ -109,7 +109,9 @@ typedef enum sieve_warc_mode {
      * series' first file) already exists. */
     SIEVE_WARC_CREATE = 0,
     /* Goes on with the file (a series' last file): a torn last record is
-     * cut (and logged), then a new warcinfo record and the new fetches are
+     * cut (and logged), and so is a request record left without its
+     * response (a fetch's two records are appended together, so only a
+     * kill parts them), then a new warcinfo record and the new fetches are
      * appended. Creates the file when there is none. Fails with
      * SIEVE_EFORMAT, changing nothing, when the file holds something that
      * is not a WARC record before its end. */

@@ -76,9 +76,8 @@ int archive_open(archive **out, const archive_config *cfg)
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.max_bytes = cfg->max_bytes;
-    o.mode = !cfg->resume         ? SIEVE_WARC_CREATE
-             : cfg->max_bytes > 0 ? SIEVE_WARC_NEXT
-                                  : SIEVE_WARC_APPEND;
+    /* resuming, the last file goes on, cut back to its last whole fetch */
+    o.mode = cfg->resume ? SIEVE_WARC_APPEND : SIEVE_WARC_CREATE;
     o.info = cfg->info;
     o.n_info = cfg->n_info;
     o.logger = cfg->logger;
@@ -241,7 +240,9 @@ int archive_index(const archive_config *cfg, const char *out_path)
         return SIEVE_EIO;
     }
     rc = sieve_warc_index((const char *const *)files, n, out, &cfg->logger);
-    if (fclose(out) != 0 && (rc == SIEVE_OK || rc == SIEVE_ETRUNCATED)) {
+    if (rc == SIEVE_ETRUNCATED)
+        rc = SIEVE_OK; /* a torn record someone else left: said, and left out */
+    if (fclose(out) != 0 && rc == SIEVE_OK) {
         sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--cdxj: %s: %s", out_path, strerror(errno));
         rc = SIEVE_EIO;
     }

@@ -25,10 +25,9 @@ typedef struct archive_config {
 
 /* Opens the archive and writes its first warcinfo record. A new crawl
  * replaces the files of an archive of the same name (a series: all its
- * numbered files), as -o replaces its file; a resumed one appends to the
- * plain file (cutting a torn last record) or starts the series' next
- * file. Returns SIEVE_OK, or a status with the reason told to the
- * logger. */
+ * numbered files), as -o replaces its file; a resumed one goes on with
+ * the file (a series' last one), cut back to its last whole fetch.
+ * Returns SIEVE_OK, or a status with the reason told to the logger. */
 int archive_open(archive **out, const archive_config *cfg);
 
 /* The wire callbacks of sieve/crawl.h, for this archive. Each returns

@@ -517,21 +517,44 @@ static int fsync_dir(const char *path)
     return rc;
 }
 
-/* Checks an existing file for append: where its last complete record
- * ends, cutting a torn tail. Sets *size. */
+/* Where the last of the complete records before end starts, if it is a
+ * request: a fetch's two records are appended together, so a request
+ * whose response is not there was parted from it by a kill. *start is
+ * end when the last record is no request. */
+static int lone_request(const char *path, uint64_t end, uint64_t *start)
+{
+    warc_reader *r;
+    int rc = warc_reader_open(&r, path);
+    if (rc)
+        return rc;
+    warc_rec rec;
+    *start = end;
+    while (warc_reader_next(r, &rec, NULL, NULL) == SIEVE_OK && rec.offset < end)
+        *start = strstr(rec.header, "\r\nWARC-Type: request\r\n") ? rec.offset : end;
+    warc_reader_free(r);
+    return SIEVE_OK;
+}
+
+/* Checks an existing file for append: where its last complete fetch
+ * ends, cutting a torn tail and a request left without its response.
+ * Sets *size. */
 static int prepare_append(sieve_warc *w, const char *path, int fd, uint64_t *size)
 {
-    uint64_t end = 0, records = 0;
+    uint64_t end = 0, records = 0, start = 0;
     int rc = sieve_warc_complete_end(path, &end, &records);
-    if (rc == SIEVE_ETRUNCATED) {
+    bool parted = (rc == SIEVE_OK || rc == SIEVE_ETRUNCATED) && records > 0 &&
+                  lone_request(path, end, &start) == SIEVE_OK && start < end;
+    if (rc == SIEVE_ETRUNCATED || parted) {
         struct stat st;
         fstat(fd, &st);
+        uint64_t keep = parted ? start : end;
         sieve_log(&w->o.logger, SIEVE_LOG_WARN,
-                  "warc: %s: cutting a torn record: %llu bytes after the %llu complete records",
-                  path, (unsigned long long)((uint64_t)st.st_size - end),
-                  (unsigned long long)records);
-        if (ftruncate(fd, (off_t)end) != 0)
+                  "warc: %s: cutting a torn fetch: the %llu bytes after offset %llu%s", path,
+                  (unsigned long long)((uint64_t)st.st_size - keep), (unsigned long long)keep,
+                  parted ? " (a request record whose response is missing, and what follows)" : "");
+        if (ftruncate(fd, (off_t)keep) != 0)
             return SIEVE_EIO;
+        end = keep;
         rc = SIEVE_OK;
     } else if (rc == SIEVE_EFORMAT) {
         sieve_log(&w->o.logger, SIEVE_LOG_ERROR,
