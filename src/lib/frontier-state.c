@@ -219,6 +219,11 @@ int fstate_open_temporary(fstate **out, const sieve_frontier_config *cfg)
     return rc;
 }
 
+bool fstate_temporary(const fstate *s)
+{
+    return s->temporary;
+}
+
 void fstate_close(fstate *s)
 {
     if (s == NULL)

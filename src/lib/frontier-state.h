@@ -4,6 +4,7 @@
 #ifndef SIEVE_FRONTIER_STATE_H
 #define SIEVE_FRONTIER_STATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,9 @@ int fstate_sync(fstate *s);
 
 /* The hash fstate_log_done() takes. */
 uint64_t fstate_url_hash(const char *url, size_t len);
+
+/* Whether s is a temporary state (fstate_open_temporary()). */
+bool fstate_temporary(const fstate *s);
 
 /* Closes the journal and releases the lock. NULL is a no-op. */
 void fstate_close(fstate *s);

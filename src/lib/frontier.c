@@ -462,11 +462,14 @@ static void prepare(const sieve_frontier *f, const sieve_url *urls, size_t n, in
  * state on disk stays as the last complete record left it, and their
  * page, never done, is fetched again after a restart. */
 static bool journal_locked(sieve_frontier *f, const sieve_url *urls, size_t n, int *status,
-                           size_t spill_from, int *failed)
+                           const bool *to_disk, size_t spill_from, int *failed)
 {
+    /* A temporary state only holds the spill: a URL queued in memory is
+     * not written at all, so a queue within its budget costs no I/O. */
+    bool all = !fstate_temporary(f->state);
     int take[BATCH_STEP];
     for (size_t i = 0; i < n; i++)
-        take[i] = status[i] == SIEVE_OK;
+        take[i] = status[i] == SIEVE_OK && (all || to_disk[i]);
     int rc = fstate_log_pushes(f->state, urls, take, n, spill_from);
     if (rc == SIEVE_OK)
         return true;
@@ -495,22 +498,24 @@ static uint64_t push_step(sieve_frontier *f, const sieve_url *urls, size_t n, in
         if (status[i] == SIEVE_OK)
             sieve_seen_prefetch(f->seen, hash[i]);
     size_t spill_from = SIZE_MAX; /* the push that began a spill */
+    bool to_disk[BATCH_STEP];     /* pushes left in the journal only */
     for (size_t i = 0; i < n; i++) {
         f->st.pushed++;
         if (status[i] != SIEVE_OK) {
             f->st.invalid++;
             continue;
         }
-        bool began = f->spilled == 0, spilled;
-        status[i] = offer_locked(f, &urls[i], hash[i], now, &spilled);
-        if (spilled && began)
+        bool began = f->spilled == 0;
+        status[i] = offer_locked(f, &urls[i], hash[i], now, &to_disk[i]);
+        if (to_disk[i] && began)
             spill_from = i;
         if (status[i] == SIEVE_OK)
             added++;
         else if (status[i] == SIEVE_ENOMEM)
             *failed = SIEVE_ENOMEM;
     }
-    if (f->state != NULL && added > 0 && !journal_locked(f, urls, n, status, spill_from, failed))
+    if (f->state != NULL && added > 0 &&
+        !journal_locked(f, urls, n, status, to_disk, spill_from, failed))
         added = 0;
     after_enqueue_locked(f, added, &pl);
     pthread_mutex_unlock(&f->lock);
