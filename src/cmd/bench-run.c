@@ -640,70 +640,81 @@ static int make_state_dir(const options *opt, int c, uint64_t n, double p, unsig
     return mkdir(path, 0700);
 }
 
-void bench_run_contestant(const options *opt, int c, uint64_t n, double p, summary *s)
+void bench_samples_start(summary *s, bench_samples *acc)
 {
-    double ns[100], spill_ns[100], rss[100], open_s[100], open_warm[100];
     memset(s, 0, sizeof *s);
+    memset(acc, 0, sizeof *acc);
     s->ran = true;
+}
+
+bool bench_run_rep(const options *opt, int c, uint64_t n, double p, unsigned rep, summary *s,
+                   bench_samples *acc)
+{
     const contestant *ct = &bench_contestants[c];
-    for (unsigned rep = 0; rep < opt->reps; rep++) {
-        job j = {opt, ct, n, p, rep, false, NULL, false, 0};
-        j.fp_check = rep == 0 && ct->kind == SIEVE_SEEN_BLOOM && opt->absent > 0;
-        char dir[4096];
-        result r, ro;
-        int rc = 0;
-        if (ct->queue == Q_DISK) {
-            if (make_state_dir(opt, c, n, p, rep, dir, sizeof dir) != 0) {
-                rc = -1;
-                r.seconds = 0;
-                snprintf(r.error, sizeof r.error, "cannot make the state directory %.120s: %s", dir,
-                         strerror(errno));
-            }
-            j.dir = dir;
+    job j = {opt, ct, n, p, rep, false, NULL, false, 0};
+    j.fp_check = rep == 0 && ct->kind == SIEVE_SEEN_BLOOM && opt->absent > 0;
+    char dir[4096];
+    result r, ro;
+    int rc = 0;
+    if (ct->queue == Q_DISK) {
+        if (make_state_dir(opt, c, n, p, rep, dir, sizeof dir) != 0) {
+            rc = -1;
+            r.seconds = 0;
+            snprintf(r.error, sizeof r.error, "cannot make the state directory %.120s: %s", dir,
+                     strerror(errno));
         }
-        if (rc == 0)
-            rc = run_job(&j, &r);
-        s->seconds += r.seconds;
-        if (rc == 0 && ct->queue == Q_DISK) {
-            job reopen = j;
-            reopen.reopen = true;
-            reopen.expect = r.enqueued;
-            if (opt->progress)
-                progress(&reopen, "reopen", 0, 1);
-            rc = run_job(&reopen, &ro);
-            s->seconds += ro.seconds;
-            if (rc != 0)
-                snprintf(r.error, sizeof r.error, "%s", ro.error);
-            r.open_s = ro.open_s;
-            r.open_warm_s = ro.open_warm_s;
-            r.open_rss = ro.open_rss;
-            r.recovered = ro.recovered;
-            r.open_spilled = ro.open_spilled;
-        }
-        if (ct->queue == Q_DISK && bench_remove_tree(dir) != 0 && errno != ENOENT)
-            fprintf(stderr, "sieve bench: cannot remove %s: %s\n", dir, strerror(errno));
-        if (rc != 0) {
-            clear_progress(opt);
-            snprintf(s->error, sizeof s->error, "%s n=%llu rep %u: %s", ct->name,
-                     (unsigned long long)n, rep + 1, r.error);
-            fprintf(stderr, "sieve bench: %s\n", s->error);
-            return;
-        }
-        if (rep == 0)
-            s->first = r;
-        ns[rep] = r.pushed ? (double)r.push_ns / (double)r.pushed : 0;
-        spill_ns[rep] = r.spill_pushed ? (double)r.spill_push_ns / (double)r.spill_pushed : 0;
-        rss[rep] = (double)r.rss_after - (double)r.rss_before;
-        open_s[rep] = r.open_s;
-        open_warm[rep] = r.open_warm_s;
+        j.dir = dir;
     }
+    if (rc == 0)
+        rc = run_job(&j, &r);
+    s->seconds += r.seconds;
+    if (rc == 0 && ct->queue == Q_DISK) {
+        job reopen = j;
+        reopen.reopen = true;
+        reopen.expect = r.enqueued;
+        if (opt->progress)
+            progress(&reopen, "reopen", 0, 1);
+        rc = run_job(&reopen, &ro);
+        s->seconds += ro.seconds;
+        if (rc != 0)
+            snprintf(r.error, sizeof r.error, "%s", ro.error);
+        r.open_s = ro.open_s;
+        r.open_warm_s = ro.open_warm_s;
+        r.open_rss = ro.open_rss;
+        r.recovered = ro.recovered;
+        r.open_spilled = ro.open_spilled;
+    }
+    if (ct->queue == Q_DISK && bench_remove_tree(dir) != 0 && errno != ENOENT)
+        fprintf(stderr, "sieve bench: cannot remove %s: %s\n", dir, strerror(errno));
     clear_progress(opt);
+    if (rc != 0) {
+        snprintf(s->error, sizeof s->error, "%s n=%llu rep %u: %s", ct->name, (unsigned long long)n,
+                 rep + 1, r.error);
+        fprintf(stderr, "sieve bench: %s\n", s->error);
+        return false;
+    }
+    if (rep == 0)
+        s->first = r;
+    unsigned i = acc->count++;
+    acc->ns[i] = r.pushed ? (double)r.push_ns / (double)r.pushed : 0;
+    acc->spill_ns[i] = r.spill_pushed ? (double)r.spill_push_ns / (double)r.spill_pushed : 0;
+    acc->rss[i] = (double)r.rss_after - (double)r.rss_before;
+    acc->open_s[i] = r.open_s;
+    acc->open_warm[i] = r.open_warm_s;
+    return true;
+}
+
+void bench_samples_finish(summary *s, bench_samples *acc)
+{
+    unsigned n = acc->count;
+    if (n == 0 || s->error[0] != '\0')
+        return;
     s->ok = true;
-    s->rss_growth_median = median(rss, opt->reps);
-    s->open_median = median(open_s, opt->reps);
-    s->open_warm_median = median(open_warm, opt->reps);
-    s->spill_ns_median = median(spill_ns, opt->reps);
-    s->ns_median = median(ns, opt->reps); /* sorts ns */
-    s->ns_min = ns[0];
-    s->ns_max = ns[opt->reps - 1];
+    s->rss_growth_median = median(acc->rss, n);
+    s->open_median = median(acc->open_s, n);
+    s->open_warm_median = median(acc->open_warm, n);
+    s->spill_ns_median = median(acc->spill_ns, n);
+    s->ns_median = median(acc->ns, n); /* sorts ns */
+    s->ns_min = acc->ns[0];
+    s->ns_max = acc->ns[n - 1];
 }

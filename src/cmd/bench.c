@@ -19,12 +19,13 @@
  * command: its options, the checks that the run can succeed before hours
  * are spent on it (the URL file, the plot, the memory, the disk), and the
  * loop that runs each contestant at each n and p and prints the rows of
- * each (n, p) as soon as they are measured. Exact does not depend on p, so
- * it runs once per n; in the whole frontier's benchmark it is skipped at an
- * n where it would not fit in the memory available. How a measurement is
- * made is in bench-run.c (one forked child per run, --reps runs, 3 by
- * default, per contestant); what is printed, in bench-report.c; the plot,
- * in bench-plot.c. */
+ * each (n, p) as soon as they are measured. The contestants take turns,
+ * rep by rep, so that a change of load on the machine hits them all alike.
+ * Exact does not depend on p, so it runs once per n; in the whole
+ * frontier's benchmark it is skipped at an n where it would not fit in the
+ * memory available. How a measurement is made is in bench-run.c (one
+ * forked child per run, --reps runs, 3 by default, per contestant); what
+ * is printed, in bench-report.c; the plot, in bench-plot.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <sys/stat.h>
@@ -596,16 +597,41 @@ static void emit_rows(const options *opt, FILE *csv, uint64_t n, double p,
         fflush(csv);
 }
 
-/* Runs contestant c at (n, p) unless it does not fit; false if it failed. */
-static bool run(const options *opt, int c, uint64_t n, double p, summary *s)
+/* Runs the contestants at (n, p), each unless it does not fit: rep by
+ * rep, every contestant in turn, so that a change of load on the machine
+ * falls on all of them alike. The exact contestant (it does not depend on
+ * p) only if with_exact; else row holds it already. False if a run failed. */
+static bool run_point(const options *opt, uint64_t n, double p, bool with_exact,
+                      summary row[NCONTESTANTS])
 {
-    if (!fits_now(opt, c, n, p, s)) {
-        fprintf(stderr, "sieve bench: %s n=%llu %s\n", bench_contestants[c].name,
-                (unsigned long long)n, s->error);
-        return true;
+    int first = opt->seen_only ? SEEN_FIRST : FRONTIER_FIRST;
+    int last = opt->seen_only ? SEEN_LAST : FRONTIER_LAST;
+    bench_samples *acc = calloc(NCONTESTANTS, sizeof *acc);
+    if (acc == NULL) {
+        fprintf(stderr, "sieve bench: out of memory\n");
+        return false;
     }
-    bench_run_contestant(opt, c, n, p, s);
-    return s->ok;
+    bool active[NCONTESTANTS] = {false}, ok = true;
+    for (int c = first; c <= last; c++) {
+        if (bench_contestants[c].kind == SIEVE_SEEN_EXACT && !with_exact)
+            continue;
+        if (!fits_now(opt, c, n, p, &row[c])) {
+            fprintf(stderr, "sieve bench: %s n=%llu %s\n", bench_contestants[c].name,
+                    (unsigned long long)n, row[c].error);
+            continue;
+        }
+        bench_samples_start(&row[c], &acc[c]);
+        active[c] = true;
+    }
+    for (unsigned rep = 0; rep < opt->reps; rep++)
+        for (int c = first; c <= last; c++)
+            if (active[c] && !bench_run_rep(opt, c, n, p, rep, &row[c], &acc[c]))
+                active[c] = ok = false;
+    for (int c = first; c <= last; c++)
+        if (row[c].ran)
+            bench_samples_finish(&row[c], &acc[c]);
+    free(acc);
+    return ok;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -648,15 +674,10 @@ int cmd_bench(int argc, char **argv)
     bench_print_preamble(&opt, argc, argv, avail);
     for (size_t i = 0; i < opt.n_count; i++) {
         uint64_t n = opt.n[i];
-        summary exact;
-        failed |= !run(&opt, exact_c, n, opt.p[0], &exact);
         for (size_t k = 0; k < opt.p_count; k++) {
-            res[i][k][exact_c] = exact;
-            int first = opt.seen_only ? SEEN_FIRST : FRONTIER_FIRST;
-            int last = opt.seen_only ? SEEN_LAST : FRONTIER_LAST;
-            for (int c = first; c <= last; c++)
-                if (c != exact_c)
-                    failed |= !run(&opt, c, n, opt.p[k], &res[i][k][c]);
+            if (k > 0)
+                res[i][k][exact_c] = res[i][0][exact_c];
+            failed |= !run_point(&opt, n, opt.p[k], k == 0, res[i][k]);
             emit_rows(&opt, csv, n, opt.p[k], res[i][k]);
         }
     }

@@ -112,12 +112,26 @@ typedef struct summary {
 /* Seconds on CLOCK_MONOTONIC, from an arbitrary origin. */
 double bench_now_seconds(void);
 
-/* Runs contestant c at (n, p) opt->reps times, each in a fresh child, and
- * fills *s; on a failure, s->ok is false, s->error says why (also printed
- * on stderr) and the remaining reps are skipped. A Q_DISK contestant makes
- * its state in a new directory under opt->dir, reopens it in another child
- * and removes it, each rep. */
-void bench_run_contestant(const options *opt, int c, uint64_t n, double p, summary *s);
+/* The figures of each rep of one contestant at one (n, p), until
+ * bench_samples_finish() summarizes them. */
+typedef struct bench_samples {
+    double ns[100], spill_ns[100], rss[100], open_s[100], open_warm[100];
+    unsigned count;
+} bench_samples;
+
+/* Clears *s and *acc before the first rep. */
+void bench_samples_start(summary *s, bench_samples *acc);
+
+/* Runs rep number rep of contestant c at (n, p) in a fresh child and adds
+ * its figures to *acc (rep 0's whole result to s->first). A Q_DISK
+ * contestant makes its state in a new directory under opt->dir, reopens
+ * it in another child and removes it. On a failure, returns false with
+ * s->error saying why (also printed on stderr): skip the remaining reps. */
+bool bench_run_rep(const options *opt, int c, uint64_t n, double p, unsigned rep, summary *s,
+                   bench_samples *acc);
+
+/* Sets s's medians from *acc; s->ok if every rep completed. */
+void bench_samples_finish(summary *s, bench_samples *acc);
 
 /* The bytes of the files under path, allocated (as du counts them) and
  * apparent. Returns 0, or -1 with errno set. */
