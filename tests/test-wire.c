@@ -112,7 +112,7 @@ static void build_site(void)
         "<a href=\"/rawdeflate\">r</a> <a href=\"/gz-cut\">c</a> <a href=\"/gz-bad\">b</a> "
         "<a href=\"/br\">br</a> <a href=\"/missing\">m</a> <a href=\"/fail\">f</a> "
         "<a href=\"/big\">big</a> <a href=\"/private/x\">x</a> <a href=\"/redirect\">re</a> "
-        "<a href=\"/short\">s</a></body></html>\n");
+        "<a href=\"/short\">s</a> <a href=\"/trailer\">t</a></body></html>\n");
     add("/plain", 200, "text/html", "<html><body><a href=\"/leaf/plain\">l</a></body></html>\n");
     add_packed("/gz", "gzip", 16 + 15, "<html><body><a href=\"/leaf/gz\">l</a></body></html>\n");
     add_packed("/deflate", "deflate", 15,
@@ -162,6 +162,9 @@ static void build_site(void)
     memset(s->body, 'x', SHORT_SENT);
     s->len = SHORT_SENT;
     s->how = SHORT;
+    s = add("/trailer", 200, "text/html",
+            "<html><body>a chunked body with a trailer</body></html>");
+    s->how = CHUNKED;
     s = add("/stall", 200, "text/html", "<html><body>");
     s->how = STALL;
     add("/leaf/plain", 200, "text/html", "<p>leaf</p>");
@@ -232,6 +235,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             MHD_add_response_header(r, "Content-Encoding", s->encoding);
         if (s->location != NULL)
             MHD_add_response_header(r, "Location", s->location);
+        if (strcmp(url, "/trailer") == 0)
+            MHD_add_response_footer(r, "X-Checksum", "42");
     }
     enum MHD_Result rc = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
@@ -638,8 +643,8 @@ START_TEST(each_transfer_is_seen_as_it_went_over_the_wire)
     ck_assert(!was_requested("/private"));
 
     /* bodies that came whole, as sent and decoded */
-    const char *whole[] = {"/",        "/plain", "/gz",       "/deflate",   "/rawdeflate",
-                           "/missing", "/fail",  "/redirect", "/leaf/plain"};
+    const char *whole[] = {"/",        "/plain", "/gz",       "/deflate",    "/rawdeflate",
+                           "/missing", "/fail",  "/redirect", "/leaf/plain", "/trailer"};
     for (size_t i = 0; i < sizeof whole / sizeof *whole; i++) {
         const tlog *l = transfer_of(&x, whole[i], SIEVE_FETCH_PAGE);
         const served *s = find_served(whole[i]);
@@ -697,11 +702,17 @@ START_TEST(each_transfer_is_seen_as_it_went_over_the_wire)
     assert_outcome(&x, "/short", SIEVE_OUTCOME_TRUNCATED, "disconnect");
     ck_assert_uint_eq(sh->wire_bytes, SHORT_SENT);
 
+    /* a chunked body's trailer is no part of the head */
+    const tlog *tr = transfer_of(&x, "/trailer", SIEVE_FETCH_PAGE);
+    ck_assert_ptr_null(strstr(tr->head.p, "X-Checksum"));
+    ck_assert_ptr_nonnull(strstr(tr->head.p, "\r\nTransfer-Encoding: chunked\r\n"));
+    assert_outcome(&x, "/trailer", SIEVE_OUTCOME_OK, NULL);
+
     /* nothing else was fetched, and every page once */
     size_t pages = 0;
     for (size_t i = 0; i < x.n; i++)
         pages += x.t[i]->kind == SIEVE_FETCH_PAGE;
-    ck_assert_uint_eq(pages, 18);
+    ck_assert_uint_eq(pages, 19);
     ck_assert_uint_eq(x.n, pages + 2);
     ctx_free(&x);
 }
@@ -784,7 +795,7 @@ START_TEST(records_without_digests_when_not_asked)
         ck_assert_msg(l->digest == NULL, "%s: digest %s", l->path, l->digest);
         ck_assert_uint_eq(l->rec_wire_bytes, l->body.len);
     }
-    ck_assert_uint_eq(records, 18);
+    ck_assert_uint_eq(records, 19);
     ctx_free(&x);
 }
 END_TEST

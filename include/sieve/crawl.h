@@ -318,6 +318,8 @@ typedef struct sieve_crawl_callbacks {
      *   on_response_head  each header line as received, CRLF included,
      *                     status line first, blank line last; an interim
      *                     1xx response comes whole before the final one.
+     *                     Trailer fields after a chunked body are not
+     *                     passed on: they are no part of the head.
      *   on_response_body  the body as received, for every status: transfer
      *                     coding (chunked) removed, content coding (gzip)
      *                     kept, byte for byte what the server sent.

@@ -62,17 +62,26 @@ static bool starts_with(const char *s, size_t n, const char *prefix)
 }
 
 /* Each header line: the content coding is read here, and the line goes to
- * the embedder. A status line starts a new response (after a 1xx). */
+ * the embedder. A status line starts a new response (after a 1xx); the
+ * blank line ends it. curl hands the trailer fields of a chunked body to
+ * this callback too, after the body: they are no part of the head (an
+ * archive stores the head before the body), so they stop here. */
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 {
     xfer *x = ud;
     size_t n = size * nmemb;
     if (x->fail != NULL)
         return 0;
-    if (starts_with(data, n, "HTTP/"))
+    if (starts_with(data, n, "HTTP/")) {
         x->coding = DECODE_IDENTITY;
-    else if (starts_with(data, n, "content-encoding:"))
+        x->in_head = true;
+    } else if (!x->in_head) {
+        return n; /* a trailer */
+    } else if (data[0] == '\r' || data[0] == '\n') {
+        x->in_head = false; /* the blank line, passed on below */
+    } else if (starts_with(data, n, "content-encoding:")) {
         x->coding = decode_coding_add(x->coding, data + 17, n - 17);
+    }
     const sieve_crawl_callbacks *cb = &x->c->cb;
     if (cb->on_response_head != NULL && refused(x, cb->on_response_head(x->c->ud, &x->t, data, n)))
         return 0;
@@ -114,6 +123,7 @@ void wire_start(xfer *x)
     };
     x->wire_ended = false;
     x->coding = DECODE_IDENTITY;
+    x->in_head = false;
     x->dec = NULL;
     x->digest[0] = '\0';
     x->ip[0] = '\0';

@@ -74,6 +74,7 @@ struct xfer {
     sieve_crawl_transfer t;
     bool wire_ended;      /* on_transfer_end has been called */
     decode_coding coding; /* of the response, from its Content-Encoding */
+    bool in_head;         /* between a status line and its blank line */
     decoder *dec;         /* NULL: identity, or no body yet */
     digest body_digest;   /* of the body as received */
     char digest[DIGEST_SIZE];
