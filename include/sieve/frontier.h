@@ -152,10 +152,11 @@ SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_conf
  * A torn last journal record, left by a crash, is cut with a warning.
  * A journal write that fails (a full disk) makes that push or done()
  * return SIEVE_EIO and closes the frontier; the state stays as the last
- * complete record left it, and opens again once there is room. In this
- * version the whole journal is read at open and kept, and the queue is in
- * memory (docs/durable-frontier.md: checkpoints and the queue on disk
- * come next). mark_seen() is not journaled.
+ * complete record left it, and opens again once there is room. With
+ * queue_memory the queue beyond the budget waits in the journal. In this
+ * version the whole journal is read at open and kept
+ * (docs/durable-frontier.md: checkpoints come next). mark_seen() is not
+ * journaled.
  *
  * dir NULL makes a frontier that lives for this process only but keeps
  * its queue within queue_memory: its spill goes to a new directory under
