@@ -15,7 +15,7 @@
  * extends that to a power loss, up to the last sync.
  *
  * Records. PUSH: the URL's 4-byte tag (little-endian), then the URL.
- * DONE: the URL's XXH3-64 (8 bytes, little-endian); a URL is pushed once,
+ * DONE: the URL's XXH3-64 with FSTATE_URL_SEED (8 bytes, little-endian); a URL is pushed once,
  * so its hash names it (a collision between a URL done after a crash and
  * one pending costs one URL in 2^64, not a lost crawl).
  *
@@ -73,7 +73,7 @@ static void set_free(struct hash_set *h);
 
 uint64_t fstate_url_hash(const char *url, size_t len)
 {
-    return XXH3_64bits(url, len);
+    return XXH3_64bits_withSeed(url, len, FSTATE_URL_SEED);
 }
 
 /* ---- STATE: the settings the state was made with ---- */

@@ -57,13 +57,15 @@ int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag);
 /* The spill is all back in memory: the head reader and what it needed go. */
 void fstate_head_stop(fstate *s);
 
-/* Journals that the URL with this hash (XXH3-64, seed 0) is done. */
+/* Journals that the URL with this hash (fstate_url_hash()) is done. */
 int fstate_log_done(fstate *s, uint64_t url_hash);
 
 /* Makes everything journaled durable (fdatasync). */
 int fstate_sync(fstate *s);
 
-/* The hash fstate_log_done() takes. */
+/* The hash fstate_log_done() takes: XXH3-64 with this seed, the one the
+ * frontier's tickets use, so a done() hashes its URL once. */
+#define FSTATE_URL_SEED UINT64_C(0x7469636b65747321)
 uint64_t fstate_url_hash(const char *url, size_t len);
 
 /* Whether s is a temporary state (fstate_open_temporary()). */

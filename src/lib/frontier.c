@@ -65,7 +65,7 @@ typedef struct flight {
 #define FLIGHT_NONE UINT32_MAX
 /* Slots made by new(), so that pops are quick from the first on. */
 #define FLIGHTS_INITIAL 64
-#define TICKET_SEED     UINT64_C(0x7469636b65747321)
+#define TICKET_SEED     FSTATE_URL_SEED /* one hash for the ticket and the journal */
 
 struct sieve_frontier {
     pthread_mutex_t lock;
@@ -766,9 +766,9 @@ int sieve_frontier_try_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *
 
 /* Journals a done(); if that fails the frontier closes, as after a push
  * that could not be journaled. */
-static int log_done_locked(sieve_frontier *f, const sieve_url *u)
+static int log_done_locked(sieve_frontier *f, uint64_t url_hash)
 {
-    int rc = fstate_log_done(f->state, fstate_url_hash(u->url, u->len));
+    int rc = fstate_log_done(f->state, url_hash);
     if (rc != SIEVE_OK) {
         f->st.closed = 1;
         wake_locked(f, true);
@@ -784,7 +784,7 @@ int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
     pthread_mutex_lock(&f->lock);
     int rc = SIEVE_ESTATE;
     flight *x = flight_of_locked(f, u, h);
-    if (x != NULL && f->state != NULL && (rc = log_done_locked(f, u)) != SIEVE_OK)
+    if (x != NULL && f->state != NULL && (rc = log_done_locked(f, h)) != SIEVE_OK)
         x = NULL; /* not journaled: it stays in flight */
     if (x != NULL && (f->hosts == NULL || (rc = hosts_done(f->hosts, x->host)) >= 0)) {
         land_locked(f, x);
