@@ -140,6 +140,48 @@ START_TEST(entries_across_chunk_boundaries)
 }
 END_TEST
 
+typedef struct walk {
+    uint64_t next, stop_at;
+} walk;
+
+static int visit(void *ud, const void *data, size_t len, uint32_t tag)
+{
+    walk *w = ud;
+    uint64_t i = w->next++;
+    if (len != varied_len(i) || tag != entry_tag(i) || !entry_check(data, len, i))
+        return -1;
+    return w->next == w->stop_at ? 7 : 0;
+}
+
+/* foreach() sees every entry in order, across chunks, after pops and
+ * with a reserved empty chunk at the tail, takes nothing, and stops where
+ * its function says. */
+START_TEST(foreach_walks_the_queue_in_order)
+{
+    sieve_fifo *q = new_fifo();
+    unsigned char buf[512];
+    for (uint64_t i = 0; i < 5000; i++)
+        push_entry(q, i, varied_len(i), buf);
+    for (uint64_t i = 0; i < 1000; i++)
+        pop_entry(q, i, varied_len(i), buf, sizeof buf);
+    walk w = {.next = 1000};
+    ck_assert_int_eq(sieve_fifo_foreach(q, visit, &w), 0);
+    ck_assert_uint_eq(w.next, 5000);
+    ck_assert_uint_eq(sieve_fifo_length(q), 4000);
+    ck_assert_int_eq(sieve_fifo_reserve(q, SIEVE_FIFO_CHUNK / 2), SIEVE_OK);
+    w = (walk){.next = 1000, .stop_at = 3000};
+    ck_assert_int_eq(sieve_fifo_foreach(q, visit, &w), 7);
+    ck_assert_uint_eq(w.next, 3000);
+    for (uint64_t i = 1000; i < 5000; i++)
+        pop_entry(q, i, varied_len(i), buf, sizeof buf);
+    w = (walk){.next = 0};
+    ck_assert_int_eq(sieve_fifo_foreach(q, visit, &w), 0);
+    ck_assert_uint_eq(w.next, 0);
+    ck_assert_int_eq(sieve_fifo_foreach(NULL, visit, &w), SIEVE_EINVAL);
+    sieve_fifo_free(q);
+}
+END_TEST
+
 START_TEST(large_entry_gets_its_own_chunk)
 {
     const size_t big = 200 * 1024;
@@ -316,6 +358,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, million_entries_in_order_interleaved);
     tcase_add_test(tc, entries_across_chunk_boundaries);
+    tcase_add_test(tc, foreach_walks_the_queue_in_order);
     tcase_add_test(tc, large_entry_gets_its_own_chunk);
     tcase_add_test(tc, pop_into_small_buffer_removes_nothing);
     tcase_add_test(tc, empty_queue_and_empty_entries);

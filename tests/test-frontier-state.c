@@ -285,21 +285,152 @@ END_TEST
 
 /* The last journal record cut short (a kill in the middle of a write):
  * cut with a warning, every whole record kept. */
-START_TEST(a_torn_journal_tail_is_cut)
+/* Ten URLs pushed, the state closed, and the journal's last record cut
+ * short; with or without the checkpoint the close wrote. */
+static void tear_after_ten(bool keep_checkpoint)
 {
     sieve_frontier *f = open_state(0);
     push_range(f, 0, 10);
     sieve_frontier_free(f);
     char path[128];
+    snprintf(path, sizeof path, "%s/CHECKPOINT", dir);
+    if (!keep_checkpoint)
+        ck_assert_int_eq(unlink(path), 0);
     snprintf(path, sizeof path, "%s/journal/00000001.log", dir);
     struct stat sb;
     ck_assert_int_eq(stat(path, &sb), 0);
     ck_assert_int_eq(truncate(path, sb.st_size - 5), 0);
-    f = open_state(0);
+}
+
+START_TEST(a_torn_journal_tail_is_cut)
+{
+    tear_after_ten(false); /* free() checkpoints; a kill would have left none */
+    sieve_frontier *f = open_state(0);
     ck_assert_msg(strstr(logged, "journal") != NULL, "%s", logged);
     int got[20];
     ck_assert_int_eq(drain(f, got, 20), 9);
     sieve_frontier_free(f);
+}
+END_TEST
+
+/* A journal that ends before its checkpoint's position lost records that
+ * were synced: no crash does that, so it is refused, not cut. */
+START_TEST(a_journal_cut_before_its_checkpoint_is_refused)
+{
+    tear_after_ten(true);
+    sieve_frontier *f;
+    sieve_frontier_config cfg = config(0);
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_ETRUNCATED);
+    ck_assert_msg(strstr(logged, "checkpoint") != NULL, "%s", logged);
+}
+END_TEST
+
+static off_t file_size(const char *path)
+{
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    return sb.st_size;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A state with a checkpoint whose list holds URLs: 300 pushed, 100 popped
+ * and half of those done, then a clean close. */
+static void state_with_a_checkpoint(void)
+{
+    sieve_frontier *f = open_state(1);
+    push_range(f, 0, 300);
+    char buf[128];
+    sieve_url u;
+    for (int i = 0; i < 100; i++) {
+        ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
+        if (i % 2 == 0)
+            ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    }
+    sieve_frontier_free(f);
+}
+
+/* CHECKPOINT cut at several offsets (in its header, its seen-set, its
+ * list) and with a byte flipped at each: every time refused with its name,
+ * never a crash and never an open that silently dropped it. Restored, it
+ * opens with every URL not done. */
+START_TEST(a_damaged_checkpoint_is_refused)
+{
+    state_with_a_checkpoint();
+    char path[128], keep[140];
+    snprintf(path, sizeof path, "%s/CHECKPOINT", dir);
+    snprintf(keep, sizeof keep, "%s.good", path);
+    copy_file(path, keep);
+    off_t size = file_size(path);
+    ck_assert_int_gt(size, 128 + 8);
+    off_t at[] = {0, 7, 12, 60, 127, 128, 129, size / 2, size - 40, size - 1};
+    sieve_frontier_config cfg = config(1);
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        for (int flip = 0; flip < 2; flip++) {
+            copy_file(keep, path);
+            if (flip) {
+                FILE *fp = fopen(path, "r+");
+                ck_assert_ptr_nonnull(fp);
+                fseek(fp, at[i], SEEK_SET);
+                int c = fgetc(fp);
+                fseek(fp, at[i], SEEK_SET);
+                fputc(c ^ 0x10, fp);
+                fclose(fp);
+            } else {
+                ck_assert_int_eq(truncate(path, at[i]), 0);
+            }
+            logged[0] = '\0';
+            sieve_frontier *f = NULL;
+            int rc = sieve_frontier_open(&f, dir, &cfg);
+            ck_assert_msg(rc == SIEVE_ETRUNCATED || rc == SIEVE_ECHECKSUM || rc == SIEVE_EFORMAT,
+                          "%s at %lld: %s", flip ? "flipped" : "cut", (long long)at[i],
+                          sieve_strerror(rc));
+            ck_assert_ptr_null(f);
+            ck_assert_msg(strstr(logged, "CHECKPOINT") != NULL, "%s", logged);
+        }
+    }
+    copy_file(keep, path);
+    sieve_frontier *f = open_state(1);
+    int got[300];
+    ck_assert_int_eq(drain(f, got, 300), 250);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* Journal segments before a checkpoint's position are deleted; without
+ * the checkpoint that stands in for them, the state is refused. */
+START_TEST(checkpoints_give_back_the_journal)
+{
+    sieve_frontier_config cfg = config(1);
+    cfg.segment_bytes = 4096;
+    sieve_frontier *f;
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_OK);
+    push_range(f, 0, 2000);
+    char jdir[128], cmd[200];
+    snprintf(jdir, sizeof jdir, "%s/journal", dir);
+    snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -gt 10", jdir);
+    ck_assert_int_eq(system(cmd), 0);
+    int got[2000];
+    ck_assert_int_eq(drain(f, got, 2000), 2000);
+    ck_assert_int_eq(sieve_frontier_sync(f), SIEVE_OK);
+    sieve_frontier_free(f);
+    snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -le 2", jdir);
+    ck_assert_int_eq(system(cmd), 0);
+    f = open_state(1);
+    char buf[64];
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_EDRAINED);
+    sieve_frontier_free(f);
+    char path[128];
+    snprintf(path, sizeof path, "%s/CHECKPOINT", dir);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_EFORMAT);
+    ck_assert_msg(strstr(logged, "CHECKPOINT") != NULL, "%s", logged);
 }
 END_TEST
 
@@ -423,6 +554,24 @@ START_TEST(a_budget_keeps_the_queue_on_disk_and_in_order)
 }
 END_TEST
 
+/* Pops and finishes everything left, checking that no URL comes back that
+ * was done, refused by the seen-set (refused may be NULL) or popped
+ * already (got, marked here); returns how many. */
+static int drain_once(sieve_frontier *f, const char *done, const unsigned char *refused, char *got)
+{
+    char buf[128];
+    sieve_url u;
+    int n = 0;
+    while (sieve_frontier_pop(f, buf, sizeof buf, &u, 0) == SIEVE_OK) {
+        ck_assert_msg(!done[u.depth] && !got[u.depth] && (refused == NULL || !refused[u.depth]),
+                      "URL %u again", u.depth);
+        got[u.depth] = 1;
+        n++;
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    }
+    return n;
+}
+
 /* A kill while most of the queue is on disk: everything not done comes
  * back, each host's URLs that were never popped in their order. */
 START_TEST(a_kill_with_a_spill_loses_nothing)
@@ -479,16 +628,95 @@ START_TEST(a_kill_with_a_spill_loses_nothing)
     ck_assert_uint_eq(st.recovered, N - 2000);
     ck_assert_uint_gt(st.spilled, 0);
     static char got[N];
+    int n = drain_once(f, done, NULL, got);
+    ck_assert_int_eq(n, N - 2000);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* Pops n URLs, leaving every third in flight and reporting the others
+ * done, their numbers written to fd. */
+static void pop_some(sieve_frontier *f, int n, int fd)
+{
     char buf[128];
     sieve_url u;
-    int n = 0;
-    while (sieve_frontier_pop(f, buf, sizeof buf, &u, 0) == SIEVE_OK) {
-        ck_assert_msg(!done[u.depth] && !got[u.depth], "URL %u again", u.depth);
-        got[u.depth] = 1;
-        n++;
-        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    for (int i = 0; i < n; i++) {
+        if (sieve_frontier_pop(f, buf, sizeof buf, &u, 0) != SIEVE_OK)
+            _exit(4);
+        if (i % 3 == 0)
+            continue;
+        if (sieve_frontier_done(f, &u) != SIEVE_OK)
+            _exit(5);
+        int d = (int)u.depth;
+        if (write(fd, &d, sizeof d) != sizeof d)
+            _exit(6);
     }
-    ck_assert_int_eq(n, N - 2000);
+}
+
+/* A checkpoint taken while most of the queue is on disk and URLs are in
+ * flight, more work after it, then a kill: everything not done comes back
+ * once, from the checkpoint's list and the journal after it. */
+START_TEST(a_kill_after_a_checkpoint_loses_nothing)
+{
+    enum { N1 = 30000, N2 = 10000, N = N1 + N2 };
+    static unsigned char refused[N];
+    int fds[2], rfds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    ck_assert_int_eq(pipe(rfds), 0);
+    sieve_frontier_config cfg = config(1);
+    cfg.queue_memory = 64 * 1024;
+    cfg.segment_bytes = 256 * 1024;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        sieve_frontier *f;
+        if (sieve_frontier_open(&f, dir, &cfg) != SIEVE_OK)
+            _exit(3);
+        push_spill(f, 0, N1, refused);
+        pop_some(f, 2000, fds[1]);
+        if (sieve_frontier_sync(f) != SIEVE_OK)
+            _exit(7);
+        push_spill(f, N1, N2, refused);
+        pop_some(f, 2000, fds[1]);
+        for (int i = 0; i < N; i++)
+            if (refused[i] && write(rfds[1], &i, sizeof i) != sizeof i)
+                _exit(6);
+        kill(getpid(), SIGKILL);
+        _exit(8);
+    }
+    close(fds[1]);
+    close(rfds[1]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status), "child status %d", status);
+    static char done[N];
+    int ndone = 0, nrefused = 0, d;
+    while (read(fds[0], &d, sizeof d) == sizeof d) {
+        done[d] = 1;
+        ndone++;
+    }
+    while (read(rfds[0], &d, sizeof d) == sizeof d) {
+        refused[d] = 1;
+        nrefused++;
+    }
+    close(fds[0]);
+    close(rfds[0]);
+    ck_assert_int_eq(ndone, 2 * 1333);
+    char path[128];
+    snprintf(path, sizeof path, "%s/CHECKPOINT", dir);
+    ck_assert_int_eq(access(path, F_OK), 0);
+
+    logged[0] = '\0';
+    sieve_frontier *f;
+    ck_assert_msg(sieve_frontier_open(&f, dir, &cfg) == SIEVE_OK, "%s", logged);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.recovered, (uint64_t)(N - nrefused - ndone));
+    ck_assert_uint_eq(st.done, (uint64_t)ndone);
+    ck_assert_uint_gt(st.spilled, 0);
+    static char got[N];
+    int n = drain_once(f, done, refused, got);
+    ck_assert_int_eq(n, N - nrefused - ndone);
     sieve_frontier_free(f);
 }
 END_TEST
@@ -525,20 +753,25 @@ START_TEST(an_in_memory_frontier_spills_to_a_temporary_directory)
 END_TEST
 
 /* Pushers and poppers in threads over a small budget (and so a spill that
- * starts and stops): every URL popped exactly once. For ThreadSanitizer. */
+ * starts and stops): every URL popped exactly once. The second run has a
+ * Bloom seen-set and a thread taking checkpoints all along, which copy the
+ * queue and the seen-set while the others work. For ThreadSanitizer. */
 enum { T_PUSHERS = 3, T_PER_PUSHER = 30000 };
 
 typedef struct shared {
     sieve_frontier *f;
     atomic_int pushers_left;
+    atomic_int poppers_left;
     unsigned char *popped;
+    unsigned char *refused;
+    atomic_int syncs;
 } shared;
 
 static void *pusher(void *arg)
 {
     shared *sh = ((void **)arg)[0];
     uint64_t first = (uint64_t)(uintptr_t)((void **)arg)[1];
-    push_spill(sh->f, first, T_PER_PUSHER, NULL);
+    push_spill(sh->f, first, T_PER_PUSHER, sh->refused);
     atomic_fetch_sub(&sh->pushers_left, 1);
     return NULL;
 }
@@ -554,20 +787,35 @@ static void *popper(void *arg)
             __atomic_fetch_add(&sh->popped[u.depth], 1, __ATOMIC_RELAXED);
             sieve_frontier_done(sh->f, &u);
         } else if (rc == SIEVE_EDRAINED && atomic_load(&sh->pushers_left) == 0) {
+            atomic_fetch_sub(&sh->poppers_left, 1);
             return NULL;
         }
     }
 }
 
+static void *syncer(void *arg)
+{
+    shared *sh = arg;
+    while (atomic_load(&sh->poppers_left) > 0) {
+        ck_assert_int_eq(sieve_frontier_sync(sh->f), SIEVE_OK);
+        atomic_fetch_add(&sh->syncs, 1);
+        usleep(2000);
+    }
+    return NULL;
+}
+
 START_TEST(threads_through_a_spill_pop_each_url_once)
 {
+    int checkpoints = _i;
     sieve_frontier_config cfg = config(1);
-    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    cfg.seen.kind = checkpoints ? SIEVE_SEEN_BLOOM : SIEVE_SEEN_EXACT;
     cfg.queue_memory = 32 * 1024;
-    shared sh = {.pushers_left = T_PUSHERS};
+    cfg.segment_bytes = 256 * 1024;
+    shared sh = {.pushers_left = T_PUSHERS, .poppers_left = 2};
     ck_assert_int_eq(sieve_frontier_open(&sh.f, dir, &cfg), SIEVE_OK);
     sh.popped = calloc(T_PUSHERS * T_PER_PUSHER, 1);
-    pthread_t th[T_PUSHERS + 2];
+    sh.refused = calloc(T_PUSHERS * T_PER_PUSHER, 1);
+    pthread_t th[T_PUSHERS + 3];
     void *args[T_PUSHERS][2];
     for (int i = 0; i < T_PUSHERS; i++) {
         args[i][0] = &sh;
@@ -576,12 +824,22 @@ START_TEST(threads_through_a_spill_pop_each_url_once)
     }
     for (int i = 0; i < 2; i++)
         pthread_create(&th[T_PUSHERS + i], NULL, popper, &sh);
-    for (int i = 0; i < T_PUSHERS + 2; i++)
+    int n = T_PUSHERS + 2;
+    if (checkpoints)
+        pthread_create(&th[n++], NULL, syncer, &sh);
+    for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
     for (int i = 0; i < T_PUSHERS * T_PER_PUSHER; i++)
-        ck_assert_msg(sh.popped[i] == 1, "URL %d popped %d times", i, sh.popped[i]);
+        ck_assert_msg(sh.popped[i] == !sh.refused[i], "URL %d popped %d times", i, sh.popped[i]);
+    if (checkpoints) {
+        ck_assert_int_gt(atomic_load(&sh.syncs), 0);
+        char path[128];
+        snprintf(path, sizeof path, "%s/CHECKPOINT", dir);
+        ck_assert_int_eq(access(path, F_OK), 0);
+    }
     sieve_frontier_free(sh.f);
     free(sh.popped);
+    free(sh.refused);
 }
 END_TEST
 
@@ -598,14 +856,18 @@ int main(void)
     tcase_add_test(tc, a_full_disk_stops_and_the_state_resumes);
     tcase_add_test(tc, damaged_state_files_are_refused);
     tcase_add_test(tc, a_torn_journal_tail_is_cut);
+    tcase_add_test(tc, a_journal_cut_before_its_checkpoint_is_refused);
+    tcase_add_test(tc, a_damaged_checkpoint_is_refused);
+    tcase_add_test(tc, checkpoints_give_back_the_journal);
     tcase_add_test(tc, a_kill_with_a_spill_loses_nothing);
+    tcase_add_test(tc, a_kill_after_a_checkpoint_loses_nothing);
     tcase_add_test(tc, an_in_memory_frontier_spills_to_a_temporary_directory);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, a_budget_keeps_the_queue_on_disk_and_in_order);
     TCase *threads = tcase_create("threads");
     tcase_add_checked_fixture(threads, setup, teardown);
     tcase_set_timeout(threads, 300);
-    tcase_add_test(threads, threads_through_a_spill_pop_each_url_once);
+    tcase_add_loop_test(threads, threads_through_a_spill_pop_each_url_once, 0, 2);
     suite_add_tcase(s, threads);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -54,6 +54,15 @@ SIEVE_API int sieve_fifo_pop(sieve_fifo *q, void *buf, size_t cap, size_t *len, 
 /* Length of the oldest entry, or SIEVE_EAGAIN (as a negative int64) if empty. */
 SIEVE_API int64_t sieve_fifo_peek_len(const sieve_fifo *q);
 
+/* What sieve_fifo_foreach() calls for each entry; a nonzero return stops
+ * the walk. */
+typedef int (*sieve_fifo_visit_fn)(void *ud, const void *data, size_t len, uint32_t tag);
+
+/* Calls fn for every entry, oldest first, without removing any. fn must
+ * not change q. Returns 0 after the last entry, or fn's first nonzero
+ * return. A snapshot of a queue (a checkpoint) reads it this way. */
+SIEVE_API int sieve_fifo_foreach(const sieve_fifo *q, sieve_fifo_visit_fn fn, void *ud);
+
 /* Number of entries. */
 SIEVE_API uint64_t sieve_fifo_length(const sieve_fifo *q);
 

@@ -104,6 +104,11 @@ typedef struct sieve_frontier_config {
      * pushed, as the queue in memory falls below half of it. 0 (default):
      * no limit. sieve_frontier_new() refuses a nonzero value. */
     uint64_t queue_memory;
+    /* sieve_frontier_open() only: the journal's segment size in bytes; a
+     * segment is the unit of disk given back once a checkpoint (or, for a
+     * temporary spill, the read head) has passed it. 0 (default): 64 MiB.
+     * Not part of the state's meaning: it may change between runs. */
+    uint64_t segment_bytes;
 } sieve_frontier_config;
 
 /* What a queued URL costs in memory besides its bytes, for queue_memory. */
@@ -153,9 +158,10 @@ SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_conf
  * A journal write that fails (a full disk) makes that push or done()
  * return SIEVE_EIO and closes the frontier; the state stays as the last
  * complete record left it, and opens again once there is room. With
- * queue_memory the queue beyond the budget waits in the journal. In this
- * version the whole journal is read at open and kept
- * (docs/durable-frontier.md: checkpoints come next). mark_seen() is not
+ * queue_memory the queue beyond the budget waits in the journal.
+ * sieve_frontier_sync() and sieve_frontier_free() take checkpoints, so an
+ * open reads the checkpoint and the journal written after it, not the
+ * whole journal (docs/durable-frontier.md). mark_seen() is not
  * journaled.
  *
  * dir NULL makes a frontier that lives for this process only but keeps
@@ -166,10 +172,23 @@ SIEVE_API int sieve_frontier_open(sieve_frontier **out, const char *dir,
                                   const sieve_frontier_config *cfg);
 
 /* Makes all that a durable frontier has journaled survive a power loss
- * (fdatasync). SIEVE_OK at once for an in-memory frontier; SIEVE_EIO. */
+ * (fdatasync); other threads' pushes and pops wait only while it finds
+ * what to sync. When the journal has grown since the last checkpoint by
+ * more than a checkpoint costs (the seen-set's size plus the URLs in
+ * memory), it then takes one: DIR/CHECKPOINT gets the seen-set and the
+ * URLs queued in memory or in flight, written beside the journal, synced
+ * and renamed into place, and the journal's segments that a restart no
+ * longer reads are deleted. The URLs are listed under the frontier's lock
+ * (a pause as long as writing the queue in memory to the page cache); the
+ * seen-set is copied a megabyte at a time. Call it from one thread at a
+ * time. SIEVE_OK at once for an in-memory frontier; SIEVE_EIO (logged,
+ * and the frontier closes). The exact seen-set kind takes no checkpoints:
+ * its open reads the whole journal. */
 SIEVE_API int sieve_frontier_sync(sieve_frontier *f);
 
-/* Frees the frontier. No thread may be inside another frontier call. */
+/* Frees the frontier. No thread may be inside another frontier call. A
+ * durable frontier takes a last checkpoint first (see
+ * sieve_frontier_sync()), so that the next open is quick. */
 SIEVE_API void sieve_frontier_free(sieve_frontier *f);
 
 /* Offers a canonical URL. SIEVE_OK: enqueued. SIEVE_SEEN: already seen, not

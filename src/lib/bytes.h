@@ -1,7 +1,8 @@
 /* bytes.h - small byte-level helpers shared by libsieve's modules
  * (internal): LEB128 lengths for the FIFO and the hash set's arena, the
- * URI character classes canonicalization and robots.txt agree on, and
- * sixteen-byte vectors for the scans that see every byte. */
+ * URI character classes canonicalization and robots.txt agree on,
+ * sixteen-byte vectors for the scans that see every byte, and the
+ * little-endian integers of the files the frontier writes. */
 #ifndef SIEVE_BYTES_H
 #define SIEVE_BYTES_H
 
@@ -44,6 +45,23 @@ static inline size_t varint_get(const unsigned char *p, size_t *v)
     }
     *v = r | (size_t)p[n++] << shift;
     return n;
+}
+
+/* Writes the n low bytes of v, low first: file formats are written byte
+ * by byte, so they read back the same on any host. */
+static inline void le_put(unsigned char *p, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Reads what le_put() wrote. */
+static inline uint64_t le_get(const unsigned char *p, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
 }
 
 /* RFC 3986 unreserved: ALPHA DIGIT - . _ ~ */

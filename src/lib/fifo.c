@@ -226,6 +226,25 @@ int64_t sieve_fifo_peek_len(const sieve_fifo *q)
     return (int64_t)len;
 }
 
+int sieve_fifo_foreach(const sieve_fifo *q, sieve_fifo_visit_fn fn, void *ud)
+{
+    if (q == NULL || fn == NULL)
+        return SIEVE_EINVAL;
+    uint64_t left = q->length; /* the tail may be an empty reserved chunk */
+    for (const struct fifo_chunk *c = q->head; c != NULL && left > 0; c = c->next) {
+        for (size_t at = c->head; at < c->tail && left > 0; left--) {
+            const unsigned char *p = c->data + at;
+            size_t len;
+            size_t n = varint_get(p, &len);
+            int rc = fn(ud, p + n + TAG_BYTES, len, tag_get(p + n));
+            if (rc != 0)
+                return rc;
+            at += n + TAG_BYTES + len;
+        }
+    }
+    return 0;
+}
+
 uint64_t sieve_fifo_length(const sieve_fifo *q)
 {
     return q != NULL ? q->length : 0;

@@ -19,14 +19,17 @@
  * so its hash names it (a collision between a URL done after a crash and
  * one pending costs one URL in 2^64, not a lost crawl).
  *
- * Replay reads the journal twice: once for the done hashes, then for the
- * pushes, which go to the seen-set whatever it says (a Bloom filter may
- * call a journaled URL seen; it was queued, so it is queued again) and,
- * unless done, to the queue in their original order.
- *
- * This first version replays the whole journal at open and keeps it
- * whole; checkpoints that bound both, and the queue's spill to disk, are
- * the next steps (docs/durable-frontier.md). */
+ * Checkpoints (CHECKPOINT, checkpoint.c) bound what an open reads: the
+ * seen-set's layers and the URLs in memory or in flight at a journal
+ * position P, and the spill's read position H. An open loads them, then
+ * reads the journal from P twice: once for the URLs done since P (a set
+ * as large as the work since the checkpoint) and to set the seen-set's
+ * bits of the URLs pushed since, then to queue, in order, the
+ * checkpoint's URLs and those pushed since, less the done ones. A
+ * checkpoint is taken when the journal has grown past what one costs
+ * (the layers plus the last list), so its writes cost at most what the
+ * journal's do; then the segments before P and H go. Without a
+ * checkpoint the same reading starts at the journal's first record. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -39,8 +42,11 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bytes.h"
+#include "checkpoint.h"
 #include "frontier-state.h"
 #include "journal.h"
+#include "seen-internal.h"
 #include "sieve/log.h"
 #include "statedir.h"
 
@@ -55,6 +61,17 @@
 
 /* Pushes journaled per write(2): a page's links come in batches of 64. */
 #define LOG_BATCH 64
+/* Bytes a record costs in the journal besides its payload. */
+#define RECORD_OVERHEAD 9u
+/* The seen-set is copied into a checkpoint this much at a time, each
+ * piece under the frontier's lock. */
+#define COPY_PIECE (1u << 20)
+/* No checkpoint before the journal has grown this much: below it a
+ * restart reads the journal in a blink anyway. */
+#define CHECKPOINT_MIN_BYTES (1u << 20)
+/* A journal's first segment: a state whose journal starts later has
+ * dropped segments, which only a checkpoint may stand in for. */
+#define FIRST_SEGMENT 1u
 
 struct fstate {
     statedir *dir;
@@ -67,6 +84,9 @@ struct fstate {
     size_t used, cap;
     journal_reader *head;  /* the spill's next URL to read back, or NULL */
     struct hash_set *done; /* after a recovery that spilled: the URLs done */
+    size_t max_url_len;
+    uint64_t appended;  /* journal bytes since the last checkpoint */
+    uint64_t ckpt_cost; /* bytes the last checkpoint took */
 };
 
 static void set_free(struct hash_set *h);
@@ -150,6 +170,7 @@ static int fstate_open_at(fstate **out, const char *dir, const sieve_frontier_co
         return SIEVE_ENOMEM;
     s->temporary = temporary;
     s->logger = cfg->logger;
+    s->max_url_len = cfg->max_url_len;
     snprintf(s->path, sizeof s->path, "%s", dir);
     char msg[512] = "";
     int rc = statedir_lock(&s->dir, dir, msg, sizeof msg);
@@ -161,7 +182,7 @@ static int fstate_open_at(fstate **out, const char *dir, const sieve_frontier_co
         char jdir[600];
         snprintf(jdir, sizeof jdir, "%s/%s", dir, JOURNAL_DIR);
         journal_recovery rec;
-        rc = journal_open(&s->j, jdir, 0, &rec, msg, sizeof msg);
+        rc = journal_open(&s->j, jdir, cfg->segment_bytes, &rec, msg, sizeof msg);
         if (rc != SIEVE_OK)
             sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s", msg);
         else if (rec.repaired)
@@ -309,27 +330,16 @@ static int set_has(const hash_set *h, uint64_t key)
 
 /* ---- replay ---- */
 
-static uint64_t get_le(const unsigned char *p, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static void put_le(unsigned char *p, uint64_t v, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
 typedef struct replay {
     fstate *s;
-    hash_set *done;
-    fstate_seen_fn seen;
+    hash_set *done; /* URLs done after the checkpoint */
+    sieve_seen *seen;
     fstate_pending_fn pending;
     void *ud;
-    uint64_t n_pending, n_spilled, n_done;
+    ckpt_info ci;
+    journal_pos from;    /* where the journal is read from: the checkpoint's P */
+    uint64_t done_found; /* URLs queued again found done: their DONE was read */
+    fstate_found found;
 } replay;
 
 static int refuse_record(fstate *s, journal_reader *r, int rc)
@@ -340,13 +350,51 @@ static int refuse_record(fstate *s, journal_reader *r, int rc)
     return rc;
 }
 
-/* One pass over the journal; pass 0 gathers the done hashes, pass 1
- * hands out the pushes. */
+static int refuse_state(fstate *s, int rc, const char *what)
+{
+    sieve_log(&s->logger, SIEVE_LOG_ERROR,
+              "%s: %s; remove the directory to start over, or restore it from a backup", s->path,
+              what);
+    return rc;
+}
+
+/* Whether a URL queued again was done after the checkpoint. */
+static bool was_done(replay *p, const char *url, size_t n)
+{
+    if (!set_has(p->done, fstate_url_hash(url, n)))
+        return false;
+    p->done_found++;
+    return true;
+}
+
+/* A PUSH record of the journal after P, on the second pass: queued again
+ * unless done, in memory or, once memory is full, left in the journal. */
+static int replay_push(replay *p, const unsigned char *b, uint32_t len, journal_pos pos)
+{
+    fstate *s = p->s;
+    const char *url = (const char *)b + TAG_BYTES;
+    size_t n = len - TAG_BYTES;
+    if (was_done(p, url, n))
+        return SIEVE_OK;
+    p->found.pending++;
+    if (s->head != NULL) { /* once one stays on disk, all later do */
+        p->found.spilled++;
+        return SIEVE_OK;
+    }
+    int rc = p->pending(p->ud, url, n, (uint32_t)le_get(b, TAG_BYTES), true);
+    if (rc != FSTATE_SPILL)
+        return rc;
+    p->found.spilled++;
+    return journal_reader_open(s->j, pos, &s->head);
+}
+
+/* One pass over the journal from p->from; pass 0 gathers the done hashes
+ * and sets the seen-set's bits, pass 1 queues the pushes. */
 static int replay_pass(replay *p, int pass)
 {
     fstate *s = p->s;
     journal_reader *r;
-    int rc = journal_reader_open(s->j, journal_begin(s->j), &r);
+    int rc = journal_reader_open(s->j, p->from, &r);
     if (rc != SIEVE_OK)
         return rc;
     for (;;) {
@@ -364,31 +412,16 @@ static int replay_pass(replay *p, int pass)
             break;
         }
         const unsigned char *b = data;
+        if (pass == 0)
+            s->appended += len + RECORD_OVERHEAD;
         if (type == REC_DONE && len == HASH_BYTES) {
-            if (pass == 0 && (rc = set_add(p->done, get_le(b, HASH_BYTES))) != SIEVE_OK)
+            if (pass == 0 && (rc = set_add(p->done, le_get(b, HASH_BYTES))) != SIEVE_OK)
                 break;
-            p->n_done += pass == 0;
         } else if (type == REC_PUSH && len > TAG_BYTES) {
-            if (pass == 0)
-                continue;
-            const char *url = (const char *)b + TAG_BYTES;
-            size_t n = len - TAG_BYTES;
-            p->seen(p->ud, url, n);
-            if (set_has(p->done, fstate_url_hash(url, n)))
-                continue;
-            p->n_pending++;
-            if (p->n_spilled > 0) { /* once one stays on disk, all later do */
-                p->n_spilled++;
-                continue;
-            }
-            rc = p->pending(p->ud, url, n, (uint32_t)get_le(b, TAG_BYTES));
-            if (rc == FSTATE_SPILL) {
-                if ((rc = journal_reader_open(s->j, pos, &s->head)) != SIEVE_OK)
-                    break;
-                p->n_spilled = 1;
-            } else if (rc != SIEVE_OK) {
+            if (pass == 0) /* SIEVE_SEEN is fine: it was queued */
+                sieve_seen_add(p->seen, b + TAG_BYTES, len - TAG_BYTES);
+            else if ((rc = replay_push(p, b, len, pos)) != SIEVE_OK)
                 break;
-            }
         } else {
             sieve_log(&s->logger, SIEVE_LOG_ERROR,
                       "%s: a journal record of unknown type %u (%u bytes): written by another "
@@ -402,24 +435,128 @@ static int replay_pass(replay *p, int pass)
     return rc;
 }
 
-int fstate_replay(fstate *s, fstate_seen_fn seen, fstate_pending_fn pending, void *ud,
-                  uint64_t *n_pending, uint64_t *n_spilled, uint64_t *n_done)
+/* Loads the checkpoint's layers into the seen-set and checks its list. */
+static int load_checkpoint(replay *p, ckpt_reader *cr)
+{
+    fstate *s = p->s;
+    ckpt_info *ci = &p->ci;
+    char msg[768] = "";
+    int rc = seen_restore_shape(p->seen, ci->layers, ci->newest_added);
+    if (rc != SIEVE_OK)
+        return rc == SIEVE_EFORMAT
+                   ? refuse_state(s, rc, CKPT_NAME " does not fit the seen-set of STATE")
+                   : rc;
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < ci->layers; i++) {
+        size_t n;
+        seen_layer_words(p->seen, i, &n);
+        bytes += n;
+    }
+    if (bytes != ci->layer_bytes)
+        return refuse_state(s, SIEVE_EFORMAT, CKPT_NAME " does not fit the seen-set of STATE");
+    for (unsigned i = 0; i < ci->layers && rc == SIEVE_OK; i++) {
+        size_t n;
+        uint64_t *words = seen_layer_words(p->seen, i, &n);
+        rc = ckpt_read_layers(cr, words, n, msg, sizeof msg);
+    }
+    seen_restored(p->seen);
+    if (rc == SIEVE_OK)
+        rc = ckpt_check_list(cr, s->max_url_len, msg, sizeof msg);
+    if (rc != SIEVE_OK) {
+        sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s", msg);
+        return rc;
+    }
+    /* The journal must hold everything from P (and from H) on. */
+    journal_pos begin = journal_begin(s->j), tail = journal_tail(s->j);
+    if (journal_pos_cmp(begin, ci->p) > 0 || (ci->spilling && journal_pos_cmp(begin, ci->h) > 0))
+        return refuse_state(s, SIEVE_EFORMAT,
+                            "the journal begins after the checkpoint's position: segments are "
+                            "missing");
+    if (journal_pos_cmp(ci->p, tail) > 0 || (ci->spilling && journal_pos_cmp(ci->h, ci->p) > 0))
+        return refuse_state(s, SIEVE_ETRUNCATED,
+                            "the journal ends before the checkpoint's position: it lost records "
+                            "the checkpoint counts on");
+    p->from = ci->p;
+    return SIEVE_OK;
+}
+
+/* Queues the checkpoint's URLs again, less those done since. They were
+ * in memory, so they go there whatever the budget says now. */
+static int replay_list(replay *p, ckpt_reader *cr)
+{
+    for (;;) {
+        const char *url;
+        size_t len;
+        uint32_t tag;
+        int rc = ckpt_next_url(cr, &url, &len, &tag);
+        if (rc == SIEVE_EAGAIN)
+            return SIEVE_OK;
+        if (rc != SIEVE_OK)
+            return refuse_state(p->s, rc, CKPT_NAME " changed while it was read");
+        if (was_done(p, url, len))
+            continue;
+        p->found.pending++;
+        if ((rc = p->pending(p->ud, url, len, tag, false)) != SIEVE_OK)
+            return rc;
+    }
+}
+
+static int replay_all(replay *p)
+{
+    fstate *s = p->s;
+    ckpt_reader *cr = NULL;
+    char msg[768] = "";
+    int rc = s->temporary ? SIEVE_OK : ckpt_reader_open(&cr, s->path, &p->ci, msg, sizeof msg);
+    if (rc != SIEVE_OK) {
+        sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s", msg);
+        return rc;
+    }
+    p->from = journal_begin(s->j);
+    if (cr != NULL)
+        rc = load_checkpoint(p, cr);
+    else if (p->from.segment != FIRST_SEGMENT)
+        rc = refuse_state(s, SIEVE_EFORMAT,
+                          "the journal's first segments are gone and no " CKPT_NAME
+                          " stands in for them");
+    if (rc == SIEVE_OK)
+        rc = replay_pass(p, 0);
+    if (rc == SIEVE_OK && cr != NULL)
+        rc = replay_list(p, cr);
+    ckpt_reader_close(cr);
+    if (rc == SIEVE_OK && p->ci.spilling)
+        rc = journal_reader_open(s->j, p->ci.h, &s->head);
+    if (rc == SIEVE_OK)
+        rc = replay_pass(p, 1);
+    if (rc != SIEVE_OK || !p->ci.spilling)
+        return rc;
+    /* The URLs in the journal at P, less those read back and done since. */
+    uint64_t done_since = p->done->n + (uint64_t)p->done->has_zero;
+    uint64_t spill_done = done_since - p->done_found;
+    if (spill_done > p->ci.spilled)
+        return refuse_state(s, SIEVE_EFORMAT,
+                            "the journal reports more URLs done than the checkpoint left queued");
+    p->found.spilled += p->ci.spilled - spill_done;
+    p->found.pending += p->ci.spilled - spill_done;
+    return SIEVE_OK;
+}
+
+int fstate_replay(fstate *s, sieve_seen *seen, fstate_pending_fn pending, void *ud,
+                  fstate_found *found)
 {
     replay p = {.s = s, .seen = seen, .pending = pending, .ud = ud};
     p.done = calloc(1, sizeof *p.done);
     if (p.done == NULL)
         return SIEVE_ENOMEM;
-    int rc = replay_pass(&p, 0);
-    if (rc == SIEVE_OK)
-        rc = replay_pass(&p, 1);
+    s->appended = 0;
+    int rc = replay_all(&p);
+    p.found.done = p.ci.done + p.done->n + (uint64_t)p.done->has_zero;
     /* the spill read back from the head passes URLs done before the kill */
-    if (rc == SIEVE_OK && p.n_spilled > 0)
+    if (rc == SIEVE_OK && s->head != NULL)
         s->done = p.done;
     else
         set_free(p.done);
-    *n_pending = p.n_pending;
-    *n_spilled = p.n_spilled;
-    *n_done = p.n_done;
+    *found = p.found;
+    s->ckpt_cost = p.ci.layer_bytes + p.ci.list_bytes;
     return rc;
 }
 
@@ -430,6 +567,18 @@ void fstate_head_stop(fstate *s)
     s->head = NULL;
     set_free(s->done);
     s->done = NULL;
+}
+
+/* A temporary state's journal holds only the spill, so the segments the
+ * head has left are of no more use: they go at once. A durable state's go
+ * at checkpoints. */
+static void give_back_read_segments(fstate *s)
+{
+    if (!s->temporary)
+        return;
+    uint32_t at = journal_reader_tell(s->head).segment;
+    if (at > journal_begin(s->j).segment && journal_drop_before(s->j, at) != SIEVE_OK)
+        sieve_log(&s->logger, SIEVE_LOG_WARN, "%s: %s", s->path, journal_message(s->j));
 }
 
 int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag)
@@ -453,7 +602,8 @@ int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag)
             continue;
         *url = u;
         *len = n - TAG_BYTES;
-        *tag = (uint32_t)get_le(b, TAG_BYTES);
+        *tag = (uint32_t)le_get(b, TAG_BYTES);
+        give_back_read_segments(s);
         return SIEVE_OK;
     }
 }
@@ -508,7 +658,7 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
                 s->failed = 1; /* a push not journaled must stop the run */
                 return SIEVE_ENOMEM;
             }
-            put_le(b, urls[i].depth, TAG_BYTES);
+            le_put(b, urls[i].depth, TAG_BYTES);
             memcpy(b + TAG_BYTES, urls[i].url, urls[i].len);
             off[k] = (size_t)(b - s->buf);
             recs[k++] = (journal_record){.type = REC_PUSH, .len = TAG_BYTES + urls[i].len};
@@ -518,6 +668,7 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
             recs[r].payload = s->buf + off[r];
         if (k > 0 && journal_append_batch(s->j, recs, k, pos, NULL) != SIEVE_OK)
             return failed_write(s);
+        s->appended += s->used + k * RECORD_OVERHEAD;
         if (spill_rec != SIZE_MAX) {
             if (s->head != NULL)
                 journal_reader_close(s->head);
@@ -537,19 +688,148 @@ int fstate_log_done(fstate *s, uint64_t url_hash)
     if (s->temporary)
         return SIEVE_OK; /* nothing is resumed from it */
     unsigned char b[HASH_BYTES];
-    put_le(b, url_hash, HASH_BYTES);
+    le_put(b, url_hash, HASH_BYTES);
     if (journal_append(s->j, REC_DONE, b, sizeof b, NULL) != SIEVE_OK)
         return failed_write(s);
+    s->appended += sizeof b + RECORD_OVERHEAD;
     return SIEVE_OK;
 }
 
-int fstate_sync(fstate *s)
+/* ---- sync and checkpoints ---- */
+
+/* fdatasync() of the journal, the lock held only to find the segment. */
+static int sync_journal(fstate *s, pthread_mutex_t *lock)
 {
-    if (s->failed)
+    pthread_mutex_lock(lock);
+    int fd = s->failed ? -1 : journal_dup_fd(s->j);
+    int failed = s->failed;
+    pthread_mutex_unlock(lock);
+    if (failed)
         return SIEVE_EIO;
+    if (fd >= 0 && fdatasync(fd) == 0) {
+        close(fd);
+        return SIEVE_OK;
+    }
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    pthread_mutex_lock(lock);
+    s->failed = 1;
+    sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s: cannot sync the journal: %s", s->path, strerror(e));
+    pthread_mutex_unlock(lock);
+    errno = e;
+    return SIEVE_EIO;
+}
+
+/* Copies the seen-set's first nlayers layers into w a piece at a time,
+ * each piece under the lock, so pushes wait for one memcpy at most. */
+static int copy_layers(ckpt_writer *w, pthread_mutex_t *lock, sieve_seen *seen, unsigned nlayers)
+{
+    unsigned char *piece = malloc(COPY_PIECE);
+    if (piece == NULL)
+        return SIEVE_ENOMEM;
+    int rc = SIEVE_OK;
+    for (unsigned i = 0; i < nlayers && rc == SIEVE_OK; i++) {
+        size_t bytes;
+        const unsigned char *words = (const unsigned char *)seen_layer_words(seen, i, &bytes);
+        for (size_t at = 0; at < bytes && rc == SIEVE_OK; at += COPY_PIECE) {
+            size_t n = bytes - at < COPY_PIECE ? bytes - at : COPY_PIECE;
+            pthread_mutex_lock(lock);
+            memcpy(piece, words + at, n);
+            pthread_mutex_unlock(lock);
+            rc = ckpt_put_layers(w, piece, n);
+        }
+    }
+    free(piece);
+    return rc;
+}
+
+/* Under the lock: the list, P and H, at one instant. */
+static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers,
+                   fstate_list_fn list, void *ud, ckpt_info *ci, int *fd)
+{
+    ci->layers = nlayers;
+    ci->newest_added = seen_newest_added(seen);
+    ci->p = journal_tail(s->j);
+    ci->spilling = s->head != NULL;
+    if (ci->spilling)
+        ci->h = journal_reader_tell(s->head);
+    int rc = list(ud, w, &ci->done, &ci->spilled);
+    if (rc != SIEVE_OK)
+        return rc;
+    if ((*fd = journal_dup_fd(s->j)) < 0)
+        return SIEVE_EIO;
+    s->appended = 0;
+    return SIEVE_OK;
+}
+
+static int checkpoint(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate_list_fn list,
+                      void *ud)
+{
+    char msg[768] = "";
+    ckpt_writer *w = NULL;
+    ckpt_info ci = {0};
+    int fd = -1;
+    pthread_mutex_lock(lock);
+    unsigned nlayers = seen_layer_count(seen);
+    uint64_t layer_bytes = 0;
+    for (unsigned i = 0; i < nlayers; i++) {
+        size_t n;
+        seen_layer_words(seen, i, &n);
+        layer_bytes += n;
+    }
+    int rc = s->failed ? SIEVE_EIO : ckpt_writer_open(&w, s->path, layer_bytes, msg, sizeof msg);
+    if (rc == SIEVE_OK)
+        rc = capture(s, w, seen, nlayers, list, ud, &ci, &fd);
+    pthread_mutex_unlock(lock);
+    /* The journal up to P first: the spill between H and P lives there only. */
+    if (rc == SIEVE_OK && fdatasync(fd) != 0)
+        rc = SIEVE_EIO;
+    if (fd >= 0)
+        close(fd);
+    if (rc == SIEVE_OK)
+        rc = copy_layers(w, lock, seen, nlayers);
+    if (rc == SIEVE_OK) {
+        rc = ckpt_commit(w, &ci, msg, sizeof msg);
+        w = NULL;
+    }
+    ckpt_writer_abort(w);
+    pthread_mutex_lock(lock);
+    if (rc == SIEVE_OK) {
+        s->ckpt_cost = ci.layer_bytes + ci.list_bytes;
+        uint32_t keep = ci.spilling && ci.h.segment < ci.p.segment ? ci.h.segment : ci.p.segment;
+        if (journal_drop_before(s->j, keep) != SIEVE_OK)
+            rc = failed_write(s);
+    } else if (rc != SIEVE_ENOMEM) {
+        int e = errno;
+        s->failed = 1;
+        sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s: checkpoint: %s", s->path,
+                  msg[0] ? msg : strerror(e));
+        rc = SIEVE_EIO;
+    }
+    pthread_mutex_unlock(lock);
+    return rc;
+}
+
+int fstate_sync(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate_list_fn list, void *ud,
+                bool force)
+{
     if (s->temporary)
         return SIEVE_OK;
-    if (journal_sync(s->j) != SIEVE_OK)
-        return failed_write(s);
-    return SIEVE_OK;
+    int rc = sync_journal(s, lock);
+    if (rc != SIEVE_OK)
+        return rc;
+    pthread_mutex_lock(lock);
+    uint64_t cost = s->ckpt_cost > CHECKPOINT_MIN_BYTES ? s->ckpt_cost : CHECKPOINT_MIN_BYTES;
+    bool due = seen_layer_count(seen) > 0 && (force ? s->appended > 0 : s->appended > cost);
+    pthread_mutex_unlock(lock);
+    if (!due)
+        return SIEVE_OK;
+    rc = checkpoint(s, lock, seen, list, ud);
+    if (rc == SIEVE_ENOMEM) { /* the journal still has it all: try again later */
+        sieve_log(&s->logger, SIEVE_LOG_WARN, "%s: no checkpoint this time: out of memory",
+                  s->path);
+        rc = SIEVE_OK;
+    }
+    return rc;
 }

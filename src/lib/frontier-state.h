@@ -8,19 +8,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include "sieve/frontier.h"
+#include "sieve/seen.h"
+
+struct ckpt_writer;
 
 typedef struct fstate fstate;
 
-/* Receives, in push order, each URL the journal holds that was never
- * reported done: SIEVE_OK when it went to memory; FSTATE_SPILL when memory
- * is full, and then this URL and every later one stay in the journal, to
- * be read back by fstate_head_next(); any other status stops the replay. */
-typedef int (*fstate_pending_fn)(void *ud, const char *url, size_t len, uint32_t tag);
+/* Receives, in queue order, each URL to queue again at an open: SIEVE_OK
+ * when it went to memory; FSTATE_SPILL (only if may_spill) when memory is
+ * full, and then this URL and every later one stay in the journal, to be
+ * read back by fstate_head_next(); any other status stops the replay. */
+typedef int (*fstate_pending_fn)(void *ud, const char *url, size_t len, uint32_t tag,
+                                 bool may_spill);
 #define FSTATE_SPILL 1
 
-/* Receives every URL ever pushed, for the seen-set. */
-typedef void (*fstate_seen_fn)(void *ud, const char *url, size_t len);
+/* Called under the frontier's lock by fstate_checkpoint(): puts every URL
+ * queued in memory or in flight into w with ckpt_put_url(), in the order
+ * they are to be queued again, and says how many URLs are done and how
+ * many wait in the journal. */
+typedef int (*fstate_list_fn)(void *ud, struct ckpt_writer *w, uint64_t *done, uint64_t *spilled);
+
+/* What an open found. */
+typedef struct fstate_found {
+    uint64_t pending; /* URLs queued again */
+    uint64_t spilled; /* of them, those left in the journal */
+    uint64_t done;    /* URLs done before */
+} fstate_found;
 
 /* Locks dir (creating it), checks or writes its STATE file against cfg
  * and opens the journal, cutting a torn tail. Errors are logged through
@@ -34,11 +50,12 @@ int fstate_open(fstate **out, const char *dir, const sieve_frontier_config *cfg)
  * are not journaled, nothing is synced, and fstate_close() removes it. */
 int fstate_open_temporary(fstate **out, const sieve_frontier_config *cfg);
 
-/* Replays the journal: every pushed URL to seen, then the ones not done
- * to pending, in the order they were pushed. *n_pending gets the URLs not
- * done, *n_spilled those of them left in the journal (FSTATE_SPILL). */
-int fstate_replay(fstate *s, fstate_seen_fn seen, fstate_pending_fn pending, void *ud,
-                  uint64_t *n_pending, uint64_t *n_spilled, uint64_t *n_done);
+/* Rebuilds the frontier: loads the checkpoint, if any, into seen (a new
+ * seen-set made with the state's config) and reads the journal after it,
+ * or the whole journal; then hands the URLs queued and never done to
+ * pending, in order. Damage is logged with the file and what to do. */
+int fstate_replay(fstate *s, sieve_seen *seen, fstate_pending_fn pending, void *ud,
+                  fstate_found *found);
 
 /* Journals the pushes urls[i] for which take[i] is nonzero, in one write
  * where possible; after SIEVE_EIO nothing more may be journaled. If
@@ -60,8 +77,16 @@ void fstate_head_stop(fstate *s);
 /* Journals that the URL with this hash (fstate_url_hash()) is done. */
 int fstate_log_done(fstate *s, uint64_t url_hash);
 
-/* Makes everything journaled durable (fdatasync). */
-int fstate_sync(fstate *s);
+/* Makes everything journaled durable (fdatasync), holding lock (the
+ * frontier's, which guards every other fstate call) only to find what to
+ * sync. Then, when the journal since the last checkpoint has grown past
+ * what a checkpoint costs, or if force, takes one: the URLs list() puts
+ * and the seen-set's layers go to CHECKPOINT, and the journal's segments
+ * that a restart no longer needs are deleted. Calls come from one thread
+ * at a time. Nothing for a temporary state; the exact seen-set kind is
+ * never checkpointed (its journal is read whole at open). */
+int fstate_sync(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate_list_fn list, void *ud,
+                bool force);
 
 /* The hash fstate_log_done() takes: XXH3-64 with this seed, the one the
  * frontier's tickets use, so a done() hashes its URL once. */

@@ -42,6 +42,7 @@
 #include <xxhash.h>
 
 #include "bytes.h"
+#include "checkpoint.h"
 #include "frontier-state.h"
 #include "hosts.h"
 #include "sieve/fifo.h"
@@ -55,6 +56,8 @@
 
 /* A URL in flight: what done() checks a ticket against. */
 typedef struct flight {
+    char *url; /* a durable frontier's copy, for its checkpoints; grows only */
+    uint32_t len, cap, tag;
     uint64_t url_hash;
     uint32_t gen;  /* the ticket's high half; never 0, so no zeroed ticket is valid */
     uint32_t host; /* the host whose slot done() frees */
@@ -62,7 +65,8 @@ typedef struct flight {
     bool busy;
 } flight;
 
-#define FLIGHT_NONE UINT32_MAX
+#define FLIGHT_NONE     UINT32_MAX
+#define FLIGHT_URL_LOST UINT32_MAX /* flight.len: its copy could not be kept */
 /* Slots made by new(), so that pops are quick from the first on. */
 #define FLIGHTS_INITIAL 64
 #define TICKET_SEED     FSTATE_URL_SEED /* one hash for the ticket and the journal */
@@ -83,6 +87,7 @@ struct sieve_frontier {
     sieve_frontier_wake_fn on_wake;
     void *wake_ud;
     fstate *state;      /* durable: the state directory; NULL in memory */
+    bool keep_flights;  /* flights keep their URLs, for checkpoints */
     uint64_t budget;    /* queue_memory; 0: none */
     uint64_t ram_bytes; /* what the URLs queued in memory cost, as budget counts */
     uint64_t spilled;   /* URLs queued in the journal only */
@@ -113,12 +118,13 @@ void sieve_frontier_config_init(sieve_frontier_config *cfg)
     cfg->wake_ud = NULL;
     cfg->state_meaning = NULL;
     cfg->queue_memory = 0;
+    cfg->segment_bytes = 0;
 }
 
 int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
 {
     if (out == NULL || cfg == NULL || cfg->max_url_len == 0 ||
-        cfg->max_url_len > SIEVE_HASHSET_KEY_MAX || cfg->queue_memory > 0)
+        cfg->max_url_len > SIEVE_HASHSET_KEY_MAX || cfg->queue_memory > 0 || cfg->segment_bytes > 0)
         return SIEVE_EINVAL;
     const sieve_politeness *pol = &cfg->politeness;
     if (pol->enabled && (pol->max_conns == 0 || !(pol->delay_s >= 0) || !(pol->max_delay_s >= 0)))
@@ -163,16 +169,22 @@ fail:
     return rc;
 }
 
+static int list_locked(void *ud, struct ckpt_writer *w, uint64_t *done, uint64_t *spilled);
+
 void sieve_frontier_free(sieve_frontier *f)
 {
     if (f == NULL)
         return;
+    if (f->keep_flights) /* a last checkpoint makes the next open quick */
+        (void)fstate_sync(f->state, &f->lock, f->seen, list_locked, f, true);
     pthread_cond_destroy(&f->wake);
     pthread_mutex_destroy(&f->lock);
     hosts_free(f->hosts);
     sieve_fifo_free(f->queue);
     sieve_seen_free(f->seen);
     fstate_close(f->state);
+    for (uint32_t i = 0; i < f->nflights; i++)
+        free(f->flights[i].url);
     free(f->flights);
     free(f);
 }
@@ -186,17 +198,13 @@ static double now_s(void)
 
 /* ---- a durable frontier: the journal replayed into a new one ---- */
 
-static void replay_seen(void *ud, const char *url, size_t len)
-{
-    sieve_frontier *f = ud;
-    sieve_seen_add(f->seen, url, len); /* SIEVE_SEEN is fine: it was queued */
-}
+static void wake_locked(sieve_frontier *f, bool all);
 
-static int replay_pending(void *ud, const char *url, size_t len, uint32_t tag)
+static int replay_pending(void *ud, const char *url, size_t len, uint32_t tag, bool may_spill)
 {
     sieve_frontier *f = ud;
     uint64_t cost = len + SIEVE_QUEUE_ENTRY_COST;
-    if (f->budget > 0 && f->ram_bytes + cost > f->budget)
+    if (may_spill && f->budget > 0 && f->ram_bytes + cost > f->budget)
         return FSTATE_SPILL;
     int rc = f->hosts != NULL ? hosts_push(f->hosts, url, len, tag, now_s())
                               : sieve_fifo_push(f->queue, url, len, tag);
@@ -205,29 +213,55 @@ static int replay_pending(void *ud, const char *url, size_t len, uint32_t tag)
     return rc;
 }
 
+static int put_queued(void *ud, const void *url, size_t len, uint32_t tag)
+{
+    return ckpt_put_url(ud, url, len, tag);
+}
+
+/* A checkpoint's list: the URLs in flight, then the queue, each host's in
+ * the order pop() gives them. Lock held. */
+static int list_locked(void *ud, struct ckpt_writer *w, uint64_t *done, uint64_t *spilled)
+{
+    sieve_frontier *f = ud;
+    for (uint32_t i = 0; i < f->nflights; i++) {
+        const flight *x = &f->flights[i];
+        if (x->busy && x->len == FLIGHT_URL_LOST)
+            return SIEVE_ENOMEM; /* no checkpoint until it lands */
+        int rc = x->busy ? ckpt_put_url(w, x->url, x->len, x->tag) : SIEVE_OK;
+        if (rc != SIEVE_OK)
+            return rc;
+    }
+    *done = f->st.done;
+    *spilled = f->spilled;
+    return f->hosts != NULL ? hosts_foreach(f->hosts, put_queued, w)
+                            : sieve_fifo_foreach(f->queue, put_queued, w);
+}
+
 int sieve_frontier_open(sieve_frontier **out, const char *dir, const sieve_frontier_config *cfg)
 {
     if (out == NULL || cfg == NULL)
         return SIEVE_EINVAL;
     sieve_frontier *f;
     sieve_frontier_config plain = *cfg;
-    plain.queue_memory = 0; /* new() refuses it: it is a durable frontier's */
+    plain.queue_memory = 0; /* new() refuses these: they are a durable frontier's */
+    plain.segment_bytes = 0;
     int rc = sieve_frontier_new(&f, &plain);
     if (rc != SIEVE_OK)
         return rc;
     f->budget = cfg->queue_memory;
     rc = dir != NULL ? fstate_open(&f->state, dir, cfg) : fstate_open_temporary(&f->state, cfg);
-    uint64_t pending = 0, spilled = 0, done = 0;
+    fstate_found found = {0};
     if (rc == SIEVE_OK)
-        rc = fstate_replay(f->state, replay_seen, replay_pending, f, &pending, &spilled, &done);
+        rc = fstate_replay(f->state, f->seen, replay_pending, f, &found);
     if (rc != SIEVE_OK) {
         sieve_frontier_free(f);
         return rc;
     }
-    f->spilled = spilled;
-    f->st.recovered = pending;
-    f->st.enqueued = pending;
-    f->st.done = done;
+    f->keep_flights = !fstate_temporary(f->state);
+    f->spilled = found.spilled;
+    f->st.recovered = found.pending;
+    f->st.enqueued = found.pending;
+    f->st.done = found.done;
     *out = f;
     return SIEVE_OK;
 }
@@ -238,9 +272,13 @@ int sieve_frontier_sync(sieve_frontier *f)
         return SIEVE_EINVAL;
     if (f->state == NULL)
         return SIEVE_OK;
-    pthread_mutex_lock(&f->lock);
-    int rc = fstate_sync(f->state);
-    pthread_mutex_unlock(&f->lock);
+    int rc = fstate_sync(f->state, &f->lock, f->seen, list_locked, f, false);
+    if (rc != SIEVE_OK) {
+        pthread_mutex_lock(&f->lock);
+        f->st.closed = 1;
+        wake_locked(f, true);
+        pthread_mutex_unlock(&f->lock);
+    }
     return rc;
 }
 
@@ -600,17 +638,40 @@ static int reserve_flight_locked(sieve_frontier *f)
     return SIEVE_OK;
 }
 
+/* A durable frontier's checkpoints list the URLs in flight, so a slot
+ * keeps a copy; its buffer only grows, so a steady crawl allocates
+ * nothing. If it cannot grow, the slot is marked (FLIGHT_URL_LOST) and
+ * checkpoints wait until that URL lands (the journal still has it). */
+static void keep_flight_url(flight *x, const char *url, size_t len, uint32_t tag)
+{
+    if (len > x->cap) {
+        size_t cap = len > 2 * (size_t)x->cap ? len : 2 * (size_t)x->cap;
+        char *p = realloc(x->url, cap < 128 ? 128 : cap);
+        if (p != NULL) {
+            x->url = p;
+            x->cap = (uint32_t)(cap < 128 ? 128 : cap);
+        }
+    }
+    x->len = len <= x->cap ? (uint32_t)len : FLIGHT_URL_LOST;
+    if (x->len != FLIGHT_URL_LOST)
+        memcpy(x->url, url, len);
+    x->tag = tag;
+}
+
 /* Records a URL just taken (a slot was reserved) and returns its ticket. */
-static uint64_t board_locked(sieve_frontier *f, const char *url, size_t len, uint32_t host)
+static uint64_t board_locked(sieve_frontier *f, const char *url, size_t len, uint32_t tag,
+                             uint32_t host)
 {
     uint32_t i = f->free_flight;
     if (i != FLIGHT_NONE) {
         f->free_flight = f->flights[i].next;
     } else {
         i = f->nflights++;
-        f->flights[i].gen = 1;
+        f->flights[i] = (flight){.gen = 1};
     }
     flight *x = &f->flights[i];
+    if (f->keep_flights)
+        keep_flight_url(x, url, len, tag);
     x->url_hash = url_hash(url, len);
     x->host = host;
     x->busy = true;
@@ -698,7 +759,7 @@ static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sie
     buf[len] = '\0';
     if (f->budget > 0)
         f->ram_bytes -= len + SIEVE_QUEUE_ENTRY_COST;
-    uint64_t ticket = board_locked(f, buf, len, host);
+    uint64_t ticket = board_locked(f, buf, len, tag, host);
     *out = (sieve_url){.url = buf, .len = len, .depth = tag, .host = host, .ticket = ticket};
     f->st.popped++;
     f->st.in_flight++;

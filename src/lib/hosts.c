@@ -332,6 +332,19 @@ int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len,
     return SIEVE_OK;
 }
 
+int hosts_foreach(const sieve_hosts *h, sieve_fifo_visit_fn fn, void *ud)
+{
+    for (uint32_t i = 0; i < h->nhosts; i++) {
+        const host_state *x = &h->host[i];
+        int rc = x->returned != NULL ? sieve_fifo_foreach(x->returned, fn, ud) : 0;
+        if (rc == 0 && x->queue != NULL)
+            rc = sieve_fifo_foreach(x->queue, fn, ud);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
 int hosts_hold(sieve_hosts *h, const char *name, size_t len, bool held)
 {
     int64_t id = lookup(h, name, len, 1);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sieve/fifo.h"
 #include "sieve/frontier.h"
 
 typedef struct sieve_hosts sieve_hosts;
@@ -49,6 +50,11 @@ int hosts_hold(sieve_hosts *h, const char *host, size_t len, bool held);
  * Crawl-delay), capped at the policy's max_delay. Creates the host if
  * needed. */
 int hosts_set_delay(sieve_hosts *h, const char *host, size_t len, double delay);
+
+/* Calls fn for every URL queued, each host's in the order pop() would
+ * give them (URLs given back first), without taking any; stops at fn's
+ * first nonzero return and returns it. */
+int hosts_foreach(const sieve_hosts *h, sieve_fifo_visit_fn fn, void *ud);
 
 uint64_t hosts_queued(const sieve_hosts *h);
 uint64_t hosts_count(const sieve_hosts *h);

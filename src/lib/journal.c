@@ -961,6 +961,11 @@ int journal_sync(journal *j)
     return SIEVE_OK;
 }
 
+int journal_dup_fd(journal *j)
+{
+    return fcntl(j->fd, F_DUPFD_CLOEXEC, 0);
+}
+
 int journal_drop_before(journal *j, uint32_t segment)
 {
     if (j == NULL || segment > j->cur)

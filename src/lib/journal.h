@@ -103,6 +103,12 @@ int journal_append_batch(journal *j, const journal_record *recs, size_t n, journ
  * the next one was created). SIEVE_EIO with errno. */
 int journal_sync(journal *j);
 
+/* A new descriptor of the segment being written: fdatasync() on it, even
+ * in another thread while appends go on, makes durable everything
+ * appended before this call (full segments were synced when the next
+ * began). The caller closes it. -1 with errno. */
+int journal_dup_fd(journal *j);
+
 /* Deletes the segments numbered below segment, oldest first, and syncs the
  * directory. segment may not be above the tail's. Readers must have left
  * those segments. */

@@ -20,6 +20,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "bloom-internal.h"
+#include "seen-internal.h"
 #include "sieve/hashset.h"
 #include "sieve/seen.h"
 #include "sieve/status.h"
@@ -226,4 +228,44 @@ unsigned sieve_seen_layers(const sieve_seen *s)
 uint64_t sieve_seen_capacity(const sieve_seen *s)
 {
     return s->cfg.capacity;
+}
+
+unsigned seen_layer_count(const sieve_seen *s)
+{
+    return s->exact != NULL ? 0 : s->nlayers;
+}
+
+uint64_t *seen_layer_words(sieve_seen *s, unsigned i, size_t *bytes)
+{
+    *bytes = s->layer[i]->bytes;
+    return s->layer[i]->words;
+}
+
+uint64_t seen_newest_added(const sieve_seen *s)
+{
+    return s->newest_added;
+}
+
+int seen_restore_shape(sieve_seen *s, unsigned nlayers, uint64_t newest_added)
+{
+    if (s->exact != NULL || s->nlayers != 1 || s->layer[0]->bits_set != 0 || nlayers == 0 ||
+        nlayers > SEEN_LAYERS_MAX || (nlayers > 1 && s->cfg.overflow != SIEVE_OVERFLOW_GROW))
+        return SIEVE_EFORMAT;
+    while (s->nlayers < nlayers) {
+        int rc = add_layer(s);
+        if (rc != SIEVE_OK)
+            return rc == SIEVE_EOVERFLOW ? SIEVE_EFORMAT : rc;
+    }
+    s->newest_added = newest_added;
+    return SIEVE_OK;
+}
+
+void seen_restored(sieve_seen *s)
+{
+    s->older_count = 0;
+    for (unsigned i = 0; i < s->nlayers; i++) {
+        s->layer[i]->bits_set = sieve_bloom_popcount(s->layer[i]);
+        if (i + 1 < s->nlayers)
+            s->older_count += sieve_bloom_estimated_count(s->layer[i]);
+    }
 }
