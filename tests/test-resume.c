@@ -1,6 +1,7 @@
 /* test-resume.c - `sieve crawl --state` killed with SIGKILL at random
  * instants and run again each time, against sieve-web on 127.0.0.1, with
- * a queue budget small enough that most of the queue is on disk.
+ * a queue budget small enough that most of the queue is on disk, and
+ * checkpoints every few pages.
  *
  * At the end every URL of the web's ground truth has a record, no record
  * names a URL outside it, every line of the output is whole, and the URLs
@@ -68,9 +69,31 @@ START_TEST(killed_crawls_resume_to_the_whole_truth)
     snprintf(w, sizeof w, "%d", WORKERS);
     snprintf(c, sizeof c, "%d", CONCURRENCY);
     /* a small queue budget: most of the queue waits on disk, so the kills
-     * also land while it is read back */
-    char *argv[] = {(char *)sieve,    "crawl", "-q",      "--delay", "0",  "-w", w,   "-c", c,
-                    "--queue-memory", "4K",    "--state", state,     "-o", out,  url, NULL};
+     * also land while it is read back; and checkpoints every few pages, so
+     * they land in checkpoints and in resumes that start from one */
+    char *argv[] = {(char *)sieve,
+                    "crawl",
+                    "-q",
+                    "--delay",
+                    "0",
+                    "-w",
+                    w,
+                    "-c",
+                    c,
+                    "--queue-memory",
+                    "4K",
+                    "--capacity",
+                    "20000",
+                    "--checkpoint-interval",
+                    "0.05",
+                    "--checkpoint-bytes",
+                    "8K",
+                    "--state",
+                    state,
+                    "-o",
+                    out,
+                    url,
+                    NULL};
 
     int kills = 0;
     for (int k = 0; k < KILLS; k++) {

@@ -151,6 +151,11 @@ typedef struct sieve_crawl_options {
                                      removed at the end; 0: no limit; default 64 MiB */
     double checkpoint_interval_s; /* seconds between two syncs of the state and
                                      the outputs (on_sync); default 10 */
+    uint64_t checkpoint_bytes;    /* journal growth that makes a sync also write
+                                     the state's checkpoint (the seen-set and the
+                                     queue in memory), so that a resume need not
+                                     read the journal before it; 0 (default): as
+                                     much as the checkpoint takes, at least 1 MiB */
 
     /* Records: each record's payload_digest is the SHA-1 of its body as
      * received, computed as the body streams in; default true. An

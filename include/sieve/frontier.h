@@ -109,6 +109,12 @@ typedef struct sieve_frontier_config {
      * temporary spill, the read head) has passed it. 0 (default): 64 MiB.
      * Not part of the state's meaning: it may change between runs. */
     uint64_t segment_bytes;
+    /* sieve_frontier_open() only: sieve_frontier_sync() takes a
+     * checkpoint once the journal has grown this many bytes since the
+     * last one. 0 (default): as many as the checkpoint itself takes, and
+     * at least 1 MiB, so that checkpoints cost at most what the journal
+     * does. Smaller: quicker opens after a kill, more writing. */
+    uint64_t checkpoint_bytes;
 } sieve_frontier_config;
 
 /* What a queued URL costs in memory besides its bytes, for queue_memory. */

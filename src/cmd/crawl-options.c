@@ -264,6 +264,11 @@ static const opt_def crawl_opts[] = {
     {"checkpoint-interval", 0, OPT_SECONDS, "S", F(eng.checkpoint_interval_s), RANGE(0, DAY_S),
      .flags = OPTF_MIN_OPEN, .section = sec_frontier,
      .help = "with --state, seconds between two syncs of the state and the outputs to disk"},
+    {"checkpoint-bytes", 0, OPT_SIZE, "SIZE", F(eng.checkpoint_bytes), RANGE(0, 1099511627776.0),
+     .section = sec_frontier,
+     .help = "with --state, a sync also writes the seen-set and the queue in memory to the "
+             "state once the journal has grown SIZE since the last time, so that a resume "
+             "reads less; 0: as much as that takes, at least 1M"},
 
     {"output", 'o', OPT_STRING, "FILE", F(output), .check = check_nonempty,
      .unset = "standard output", .section = sec_output,

@@ -202,6 +202,7 @@ static int make_frontier(sieve_crawler *c)
     if (c->meaning == NULL)
         return SIEVE_ENOMEM;
     fc.state_meaning = c->meaning;
+    fc.checkpoint_bytes = o->checkpoint_bytes;
     return sieve_frontier_open(&c->frontier, o->state_dir, &fc);
 }
 

@@ -85,8 +85,9 @@ struct fstate {
     journal_reader *head;  /* the spill's next URL to read back, or NULL */
     struct hash_set *done; /* after a recovery that spilled: the URLs done */
     size_t max_url_len;
-    uint64_t appended;  /* journal bytes since the last checkpoint */
-    uint64_t ckpt_cost; /* bytes the last checkpoint took */
+    uint64_t appended;   /* journal bytes since the last checkpoint */
+    uint64_t ckpt_cost;  /* bytes the last checkpoint took */
+    uint64_t ckpt_every; /* checkpoint_bytes: 0 for ckpt_cost */
 };
 
 static void set_free(struct hash_set *h);
@@ -171,6 +172,7 @@ static int fstate_open_at(fstate **out, const char *dir, const sieve_frontier_co
     s->temporary = temporary;
     s->logger = cfg->logger;
     s->max_url_len = cfg->max_url_len;
+    s->ckpt_every = cfg->checkpoint_bytes;
     snprintf(s->path, sizeof s->path, "%s", dir);
     char msg[512] = "";
     int rc = statedir_lock(&s->dir, dir, msg, sizeof msg);
@@ -820,7 +822,9 @@ int fstate_sync(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate_list_
     if (rc != SIEVE_OK)
         return rc;
     pthread_mutex_lock(lock);
-    uint64_t cost = s->ckpt_cost > CHECKPOINT_MIN_BYTES ? s->ckpt_cost : CHECKPOINT_MIN_BYTES;
+    uint64_t cost = s->ckpt_every > 0                     ? s->ckpt_every
+                    : s->ckpt_cost > CHECKPOINT_MIN_BYTES ? s->ckpt_cost
+                                                          : CHECKPOINT_MIN_BYTES;
     bool due = seen_layer_count(seen) > 0 && (force ? s->appended > 0 : s->appended > cost);
     pthread_mutex_unlock(lock);
     if (!due)

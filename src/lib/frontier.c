@@ -119,6 +119,7 @@ void sieve_frontier_config_init(sieve_frontier_config *cfg)
     cfg->state_meaning = NULL;
     cfg->queue_memory = 0;
     cfg->segment_bytes = 0;
+    cfg->checkpoint_bytes = 0;
 }
 
 int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
@@ -245,6 +246,7 @@ int sieve_frontier_open(sieve_frontier **out, const char *dir, const sieve_front
     sieve_frontier_config plain = *cfg;
     plain.queue_memory = 0; /* new() refuses these: they are a durable frontier's */
     plain.segment_bytes = 0;
+    plain.checkpoint_bytes = 0;
     int rc = sieve_frontier_new(&f, &plain);
     if (rc != SIEVE_OK)
         return rc;
