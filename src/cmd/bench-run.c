@@ -204,6 +204,9 @@ static void note_lengths(result *r, const urlgen_batch *b, size_t count)
     }
 }
 
+/* bloom+disk syncs its state every this many pushes. */
+#define SYNC_EVERY (UINT64_C(1) << 20)
+
 static int fill(const job *j, sieve_frontier *f, urlgen *g, urlgen_batch *b, char *popbuf,
                 result *r)
 {
@@ -235,6 +238,12 @@ static int fill(const job *j, sieve_frontier *f, urlgen *g, urlgen_batch *b, cha
             spilling = st.spilled > 0;
         }
         done += (uint64_t)got;
+        /* As a crawl syncs its state every few seconds, which takes a
+         * checkpoint whenever the journal has grown past what one costs;
+         * not timed, like the URL stream. */
+        if (j->c->queue == Q_DISK && done % SYNC_EVERY < URLGEN_BATCH &&
+            (rc = sieve_frontier_sync(f)) != SIEVE_OK)
+            return fail(r, "sync", rc);
         if (j->c->queue == Q_DRAINED &&
             (rc = drain(f, popbuf, URLGEN_LINE_MAX + 1, &holding, &held, held_buf)) != SIEVE_OK)
             return fail(r, "pop", rc);
@@ -427,7 +436,10 @@ static void child_run(const job *j, result *r)
         if (rss_current(&r->rss_after) != 0 || rss_peak(&r->rss_peak) != 0)
             fail(r, "reading /proc/self", 0);
     }
-    if (f != NULL)
+    /* bloom+disk's frontier is left as a kill leaves it, without the last
+     * checkpoint free() takes, so that the reopen measured is the one
+     * after a crash: the last checkpoint and the journal after it. */
+    if (f != NULL && j->c->queue != Q_DISK)
         sieve_frontier_free(f);
     urlgen_close(g);
     if (r->status == 0 && j->c->queue == Q_DISK &&
