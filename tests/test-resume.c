@@ -9,10 +9,12 @@
  * can be in flight. The random seed is printed; SIEVE_TEST_SEED=N replays
  * a run. */
 #include <check.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +47,36 @@ static char **urls_of(char *text, size_t *n)
     }
     qsort(u, *n, sizeof *u, cmp_str);
     return u;
+}
+
+/* Checks the records in out against the web's ground truth: every URL
+ * recorded, none outside it, every line whole. Returns how many records
+ * repeat a URL. */
+static size_t records_against_truth(const char *out, unsigned port, const char *const *web_args)
+{
+    size_t n_truth;
+    char **truth = harness_web_truth(tmpdir, "127.0.0.1", port, web_args, &n_truth);
+    char *text = harness_slurp(out);
+    size_t n;
+    char **got = urls_of(text, &n);
+    size_t twice = 0, i = 0, j = 0;
+    while (i < n_truth || j < n) {
+        int cmp = i == n_truth ? 1 : j == n ? -1 : strcmp(truth[i], got[j]);
+        ck_assert_msg(cmp >= 0, "never recorded: %s", truth[i]);
+        ck_assert_msg(cmp <= 0, "recorded, not in the truth: %s", got[j]);
+        size_t same = 0;
+        while (j < n && strcmp(got[j], truth[i]) == 0)
+            j++, same++;
+        twice += same - 1;
+        i++;
+    }
+    fprintf(stderr, "test-resume: %zu URLs, %zu records\n", n_truth, n);
+    for (size_t k = 0; k < n; k++)
+        free(got[k]);
+    free(got);
+    free(text);
+    harness_lines_free(truth);
+    return twice;
 }
 
 START_TEST(killed_crawls_resume_to_the_whole_truth)
@@ -120,31 +152,73 @@ START_TEST(killed_crawls_resume_to_the_whole_truth)
     st = harness_wait(harness_spawn(argv, NULL, err));
     ck_assert_int_eq(st, 0);
 
-    size_t n_truth;
-    char **truth = harness_web_truth(tmpdir, "127.0.0.1", port, web_args, &n_truth);
-    char *text = harness_slurp(out);
-    size_t n;
-    char **got = urls_of(text, &n);
-    size_t twice = 0, i = 0, j = 0;
-    while (i < n_truth || j < n) {
-        int cmp = i == n_truth ? 1 : j == n ? -1 : strcmp(truth[i], got[j]);
-        ck_assert_msg(cmp >= 0, "never recorded: %s", truth[i]);
-        ck_assert_msg(cmp <= 0, "recorded, not in the truth: %s", got[j]);
-        size_t same = 0;
-        while (j < n && strcmp(got[j], truth[i]) == 0)
-            j++, same++;
-        twice += same - 1;
-        i++;
-    }
-    fprintf(stderr, "test-resume: %d kills, %zu URLs, %zu records, %zu fetched again\n", kills,
-            n_truth, n, twice);
+    size_t twice = records_against_truth(out, port, web_args);
+    fprintf(stderr, "test-resume: %d kills, %zu fetched again\n", kills, twice);
     ck_assert_uint_le(twice, (size_t)kills * WORKERS * CONCURRENCY);
+    harness_web_stop(web);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
 
-    for (size_t k = 0; k < n; k++)
-        free(got[k]);
-    free(got);
-    free(text);
-    harness_lines_free(truth);
+/* Runs argv with files limited to limit bytes and SIGXFSZ at its
+ * default (death), as a shell's ulimit -f leaves it: the crawl itself must
+ * turn the limit into a clear error. Returns the exit status. */
+static int run_with_file_limit(char *const argv[], const char *err, rlim_t limit)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct rlimit rl = {.rlim_cur = limit, .rlim_max = limit};
+        int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 2) < 0 || setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(99);
+        int null = open("/dev/null", O_WRONLY);
+        if (null < 0 || dup2(null, 1) < 0)
+            _exit(99);
+        signal(SIGXFSZ, SIG_DFL);
+        execv(argv[0], argv);
+        _exit(98);
+    }
+    return harness_wait(pid);
+}
+
+/* A full disk, here a file size limit that the output or the journal
+ * reaches first: the crawl stops with exit status 4 and a message naming
+ * what could not be written; run again with room, it completes, and the
+ * records hold the whole truth. */
+START_TEST(a_full_disk_stops_the_crawl_and_it_resumes)
+{
+    const char *sieve = getenv("SIEVE_BIN");
+    ck_assert_ptr_nonnull(sieve);
+    strcpy(tmpdir, "/tmp/sieve-resume-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    const char *web_args[] = {"--pages", "600", NULL};
+    unsigned port;
+    pid_t web = harness_web_start(tmpdir, "127.0.0.1", web_args, &port);
+    char url[64], state[128], out[128], err[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", port);
+    snprintf(state, sizeof state, "%s/state", tmpdir);
+    snprintf(out, sizeof out, "%s/records.jsonl", tmpdir);
+    snprintf(err, sizeof err, "%s/stderr.txt", tmpdir);
+    char *argv[] = {(char *)sieve, "crawl", "-q", "--delay", "0", "--capacity", "20000",
+                    "--state",     state,   "-o", out,       url, NULL};
+    /* the output reaches 32 KiB first, then the journal 160 KiB */
+    rlim_t limits[] = {32 * 1024, 160 * 1024};
+    for (size_t k = 0; k < sizeof limits / sizeof limits[0]; k++) {
+        int st = run_with_file_limit(argv, err, limits[k]);
+        char *log = harness_slurp(err);
+        ck_assert_msg(st == 4, "limit %llu: exit %d: %s", (unsigned long long)limits[k], st, log);
+        ck_assert_msg(strstr(log, "File too large") != NULL, "limit %llu: %s",
+                      (unsigned long long)limits[k], log);
+        free(log);
+    }
+    int st = harness_wait(harness_spawn(argv, NULL, err));
+    char *log = harness_slurp(err);
+    ck_assert_msg(st == 0, "the run with room: exit %d: %s", st, log);
+    free(log);
+    records_against_truth(out, port, web_args);
     harness_web_stop(web);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
@@ -158,6 +232,7 @@ int main(void)
     TCase *tc = tcase_create("kill");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, killed_crawls_resume_to_the_whole_truth);
+    tcase_add_test(tc, a_full_disk_stops_the_crawl_and_it_resumes);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

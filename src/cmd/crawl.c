@@ -373,6 +373,10 @@ int cmd_crawl(int argc, char **argv)
     /* Before any thread exists: the signals are the progress thread's. */
     progress_block_signals();
     signal(SIGPIPE, SIG_IGN);
+    /* A file size limit (ulimit -f) is a full disk: writes fail with EFBIG,
+     * the crawl stops with a message and exit status 4, and the state
+     * stays whole, instead of a death by SIGXFSZ in the middle of a write. */
+    signal(SIGXFSZ, SIG_IGN);
     /* IDN hosts are converted from the locale's charset. */
     setlocale(LC_CTYPE, "C.UTF-8");
 

@@ -20,7 +20,7 @@ void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, doubl
                        bool temporary);
 
 /* Writes the record of a popped URL that is not fetched (why, and the
- * kind of failure that is), and releases it. */
+ * kind of failure that is), and releases it once the record is kept. */
 void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why,
                  sieve_crawl_outcome outcome);
 

@@ -16,8 +16,10 @@ void outlinks_flush(xfer *x)
     sieve_crawler *c = x->c;
     int results[OUTLINK_BATCH];
     int rc = sieve_frontier_push_batch(c->frontier, x->batch, x->nbatch, results);
-    if (rc < 0) /* out of memory, or the state's journal failed: links were lost */
+    if (rc < 0) { /* out of memory, or the state's journal failed */
+        x->links_lost = true;
         engine_fail(c, rc);
+    }
     for (size_t i = 0; i < x->nbatch; i++) {
         if (results[i] == SIEVE_OK)
             x->links_new++;

@@ -89,19 +89,23 @@ sieve_crawl_outcome xfer_outcome(const xfer *x, CURLcode result, const char *err
 
 /* Counts a record and hands it over; a callback that refuses it ends the
  * run with its status. */
-static void deliver(sieve_crawler *c, const sieve_crawl_record *r)
+/* Hands a record to the embedder; false if it could not keep it (a full
+ * disk, say), and then the crawl fails and the URL must not be reported
+ * done, or a resume would never record it. */
+static bool deliver(sieve_crawler *c, const sieve_crawl_record *r)
 {
     atomic_fetch_add(&c->n.fetched, 1);
     if (r->error != NULL)
         atomic_fetch_add(&c->n.errors, 1);
     if (c->cb.on_record == NULL)
-        return;
+        return true;
     int rc = c->cb.on_record(c->ud, r);
     if (rc != SIEVE_OK)
         engine_fail(c, rc < 0 ? rc : SIEVE_ECLOSED);
+    return rc == SIEVE_OK;
 }
 
-void xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_outcome outcome)
+bool xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_outcome outcome)
 {
     sieve_crawler *c = x->c;
     atomic_fetch_add(&c->n.bytes, x->bytes);
@@ -127,7 +131,7 @@ void xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_
         .attempts = 1,
         .transfer = &x->t,
     };
-    deliver(c, &r);
+    return deliver(c, &r);
 }
 
 void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why, sieve_crawl_outcome outcome)
@@ -143,6 +147,6 @@ void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why, sieve_cr
         .started_us = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000,
         .outcome = outcome,
     };
-    deliver(c, &r);
-    engine_done(c, u);
+    if (deliver(c, &r))
+        engine_done(c, u);
 }

@@ -144,6 +144,7 @@ void xfer_start(xfer *x, const xfer_kind *kind)
     x->content_type = NULL;
     x->parse_rc = SIEVE_OK;
     x->bytes = x->links_found = x->links_new = 0;
+    x->links_lost = false;
     x->nbatch = x->store_used = 0;
     x->pass_body = false;
     x->body_len = 0;
@@ -269,7 +270,7 @@ void xfer_end_fetch(xfer *x, CURLcode result)
      * out: a crawl judged over by the frontier has nothing left behind. */
     outlinks_flush(x);
     wire_end(x, result, false);
-    xfer_record(x, final_url, error, outcome);
-    engine_done(c, &x->popped);
+    if (xfer_record(x, final_url, error, outcome) && !x->links_lost)
+        engine_done(c, &x->popped);
     xfer_release(x);
 }

@@ -67,6 +67,7 @@ struct xfer {
     int parse_rc;
     uint64_t bytes;
     uint64_t links_found, links_new;
+    bool links_lost;                   /* a push failed: the page may not be reported done */
     char final_url[SIEVE_URL_MAX + 1]; /* a redirect's target */
 
     /* the wire (wire.c): the transfer as the embedder's wire callbacks see
@@ -109,12 +110,14 @@ void xfer_release(xfer *x);
 void xfer_read_headers(xfer *x);
 
 /* The record of a finished URL goes to the embedder: see record.c. error
- * NULL means it was fetched whole. */
-void xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_outcome outcome);
+ * NULL means it was fetched whole. Returns false if the embedder could not
+ * keep it (the crawl is failing then). */
+bool xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_outcome outcome);
 
 /* Ends a page or sitemap fetch: follows a redirect, pushes the links,
  * writes the record, tells the frontier the URL is done and frees the
- * slot, in that order. */
+ * slot, in that order. If a push or the record failed, the URL is not
+ * reported done: a resume fetches it again. */
 void xfer_end_fetch(xfer *x, CURLcode result);
 
 /* Whether status is a redirect the crawl follows (301, 302, 303, 307, 308). */
