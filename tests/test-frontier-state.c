@@ -411,6 +411,7 @@ START_TEST(checkpoints_give_back_the_journal)
     sieve_frontier *f;
     ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_OK);
     push_range(f, 0, 2000);
+    ck_assert_int_eq(sieve_frontier_sync(f), SIEVE_OK); /* the pushes written out */
     char jdir[128], cmd[200];
     snprintf(jdir, sizeof jdir, "%s/journal", dir);
     snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -gt 10", jdir);

@@ -149,11 +149,17 @@ SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_conf
 
 /* Opens a durable frontier whose state lives in directory dir (created
  * if missing): the same frontier as sieve_frontier_new() makes, whose
- * queue and seen-set survive the process. Every URL a push enqueues is
- * journaled before the push returns, and every done() before it returns;
- * an open after a kill (even SIGKILL) queues again, in their order, the
- * URLs pushed and never reported done, those in flight at the kill
- * included (stats.recovered counts them). sieve_frontier_sync() makes
+ * queue and seen-set survive the process. The URLs pushes enqueue are
+ * journaled in batches: each is written (to the kernel, so it survives a
+ * kill) before the next done() or sync() returns, and by the time 64 KiB
+ * of them wait; every done() is written before it returns, after the
+ * pushes before it. So a crawler that pushes a page's links and then
+ * reports the page done has the links on disk first, and a kill loses
+ * only pushes whose page is not done (fetched again, they are found
+ * again); call sieve_frontier_sync() to make other pushes durable. An
+ * open after a kill (even SIGKILL) queues again, in their order, the URLs
+ * pushed and never reported done, those in flight at the kill included
+ * (stats.recovered counts them). sieve_frontier_sync() makes
  * the journal survive a power loss too. The directory is locked while
  * open. Errors, each logged through cfg->logger with the file and what
  * to do: SIEVE_ESTATE (another process has it open), SIEVE_EMISMATCH (it
@@ -161,8 +167,8 @@ SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_conf
  * SIEVE_ECHECKSUM, SIEVE_ETRUNCATED, SIEVE_EVERSION (damaged files, or
  * another format), SIEVE_EIO (errno), and those of sieve_frontier_new().
  * A torn last journal record, left by a crash, is cut with a warning.
- * A journal write that fails (a full disk) makes that push or done()
- * return SIEVE_EIO and closes the frontier; the state stays as the last
+ * A journal write that fails (a full disk) makes the push, done() or
+ * sync() that made it return SIEVE_EIO and closes the frontier; the state stays as the last
  * complete record left it, and opens again once there is room. With
  * queue_memory the queue beyond the budget waits in the journal.
  * sieve_frontier_sync() and sieve_frontier_free() take checkpoints, so an

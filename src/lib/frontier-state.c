@@ -6,13 +6,20 @@
  *     DIR/journal/  append-only segments: one PUSH record per URL the
  *                   seen-set took, one DONE record per URL finished
  *
- * Every push that enqueues a URL is journaled before push() returns, with
- * one write(2) for a batch; every done() is journaled before it frees the
- * URL's slot. What write(2) accepted survives a kill -9, so on the next
- * open the URLs pushed and never reported done, those in flight at the
- * kill included, are exactly the queue again: nothing discovered is lost,
- * and at most the URLs in flight are fetched twice. sync() (fdatasync)
- * extends that to a power loss, up to the last sync.
+ * Records wait in a packing buffer and go out in one write(2): the
+ * pushes when 64 KiB of them wait, or with the next done(), sync,
+ * checkpoint or read of the spill, whichever comes first. A done() is
+ * written before it returns, after every push before it: a crawler
+ * pushes a page's links and then reports the page done, so a page is
+ * done only once its links are in the journal, and a kill loses only
+ * pushes whose page is not done, which is fetched again. What write(2)
+ * accepted survives a kill -9, so on the next open the URLs pushed and
+ * never reported done, those in flight at the kill included, are exactly
+ * the queue again: nothing discovered is lost, and at most the URLs in
+ * flight are fetched twice. A write per page instead of one per push
+ * call is what keeps a spilling push near the cost of the Bloom filter's
+ * own add. sync() (fdatasync) extends that to a power loss, up to the
+ * last sync.
  *
  * Records. PUSH: the URL's 4-byte tag (little-endian), then the URL.
  * DONE: the URL's XXH3-64 with FSTATE_URL_SEED (8 bytes, little-endian); a URL is pushed once,
@@ -59,8 +66,9 @@
 #define TAG_BYTES     4u
 #define HASH_BYTES    8u
 
-/* Pushes journaled per write(2): a page's links come in batches of 64. */
-#define LOG_BATCH 64
+/* Pending records are written once their payloads reach this many bytes,
+ * if no done(), sync or read of the spill has written them before. */
+#define FLUSH_BYTES (64u << 10)
 /* Bytes a record costs in the journal besides its payload. */
 #define RECORD_OVERHEAD 9u
 /* The seen-set is copied into a checkpoint this much at a time, each
@@ -80,8 +88,13 @@ struct fstate {
     char path[512];
     int failed;         /* a journal write failed: nothing more is journaled */
     int temporary;      /* the spill of an in-memory frontier: removed at close */
-    unsigned char *buf; /* records of a batch, packed */
+    unsigned char *buf; /* the payloads of the pending records, packed */
     size_t used, cap;
+    struct pending_rec *pend; /* records not written yet, in order */
+    journal_record *recs;     /* and the same, as the journal takes them */
+    journal_pos *pos;         /* where they went, to find the spill's first */
+    size_t npend, cap_pend;
+    size_t spill_rec;      /* the pending record where the spill begins, or SIZE_MAX */
     journal_reader *head;  /* the spill's next URL to read back, or NULL */
     struct hash_set *done; /* after a recovery that spilled: the URLs done */
     size_t max_url_len;
@@ -91,6 +104,7 @@ struct fstate {
 };
 
 static void set_free(struct hash_set *h);
+static int flush(fstate *s);
 
 uint64_t fstate_url_hash(const char *url, size_t len)
 {
@@ -170,6 +184,7 @@ static int fstate_open_at(fstate **out, const char *dir, const sieve_frontier_co
     if (s == NULL)
         return SIEVE_ENOMEM;
     s->temporary = temporary;
+    s->spill_rec = SIZE_MAX;
     s->logger = cfg->logger;
     s->max_url_len = cfg->max_url_len;
     s->ckpt_every = cfg->checkpoint_bytes;
@@ -251,6 +266,8 @@ void fstate_close(fstate *s)
 {
     if (s == NULL)
         return;
+    if (s->j != NULL && !s->temporary)
+        (void)flush(s); /* a failure was logged, and the pushes' pages are not done */
     if (s->head != NULL)
         journal_reader_close(s->head);
     set_free(s->done);
@@ -260,6 +277,9 @@ void fstate_close(fstate *s)
     if (s->temporary)
         remove_temporary(s->path);
     free(s->buf);
+    free(s->pend);
+    free(s->recs);
+    free(s->pos);
     free(s);
 }
 
@@ -585,13 +605,16 @@ static void give_back_read_segments(fstate *s)
 
 int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag)
 {
+    int rc = flush(s); /* the spill may still wait in the packing buffer */
+    if (rc != SIEVE_OK)
+        return rc;
     if (s->head == NULL)
         return SIEVE_EAGAIN;
     for (;;) {
         uint8_t type;
         const void *data;
         uint32_t n;
-        int rc = journal_read(s->head, &type, &data, &n, NULL);
+        rc = journal_read(s->head, &type, &data, &n, NULL);
         if (rc == JOURNAL_END)
             return SIEVE_EAGAIN;
         if (rc != SIEVE_OK)
@@ -638,49 +661,97 @@ static unsigned char *room(fstate *s, size_t n)
     return p;
 }
 
+/* A record waiting in the packing buffer for the next flush. */
+typedef struct pending_rec {
+    uint8_t type;
+    uint32_t len;
+    size_t off; /* its payload in s->buf */
+} pending_rec;
+
+/* Room for one more pending record. */
+static int pend_room(fstate *s)
+{
+    if (s->npend < s->cap_pend)
+        return SIEVE_OK;
+    size_t cap = s->cap_pend ? 2 * s->cap_pend : 256;
+    pending_rec *p = realloc(s->pend, cap * sizeof *p);
+    journal_record *r = p != NULL ? realloc(s->recs, cap * sizeof *r) : NULL;
+    if (p != NULL)
+        s->pend = p;
+    if (r == NULL)
+        return SIEVE_ENOMEM;
+    s->recs = r;
+    journal_pos *pos = realloc(s->pos, cap * sizeof *pos);
+    if (pos == NULL)
+        return SIEVE_ENOMEM;
+    s->pos = pos;
+    s->cap_pend = cap;
+    return SIEVE_OK;
+}
+
+/* Adds a record of head (n bytes) then body (m bytes) to the pending. */
+static int pend_add(fstate *s, uint8_t type, const void *head, size_t n, const void *body, size_t m)
+{
+    if (pend_room(s) != SIEVE_OK)
+        return SIEVE_ENOMEM;
+    unsigned char *b = room(s, n + m);
+    if (b == NULL)
+        return SIEVE_ENOMEM;
+    memcpy(b, head, n);
+    if (m > 0)
+        memcpy(b + n, body, m);
+    s->pend[s->npend++] =
+        (pending_rec){.type = type, .len = (uint32_t)(n + m), .off = (size_t)(b - s->buf)};
+    return SIEVE_OK;
+}
+
+/* Writes the pending records, in as few write(2)s as the journal's buffer
+ * allows, and opens the spill's head at its first record if one waited. */
+static int flush(fstate *s)
+{
+    if (s->npend == 0)
+        return s->failed ? SIEVE_EIO : SIEVE_OK;
+    if (s->failed)
+        return SIEVE_EIO;
+    for (size_t i = 0; i < s->npend; i++)
+        s->recs[i] = (journal_record){
+            .type = s->pend[i].type, .payload = s->buf + s->pend[i].off, .len = s->pend[i].len};
+    bool spill = s->spill_rec != SIZE_MAX;
+    int rc = journal_append_batch(s->j, s->recs, s->npend, spill ? s->pos : NULL, NULL);
+    s->appended += s->used + s->npend * RECORD_OVERHEAD;
+    size_t first = s->spill_rec;
+    s->npend = s->used = 0;
+    s->spill_rec = SIZE_MAX;
+    if (rc != SIEVE_OK)
+        return failed_write(s);
+    if (spill) {
+        if (s->head != NULL)
+            journal_reader_close(s->head);
+        s->head = NULL;
+        if (journal_reader_open(s->j, s->pos[first], &s->head) != SIEVE_OK)
+            return failed_write(s);
+    }
+    return SIEVE_OK;
+}
+
 int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t n,
                       size_t spill_from)
 {
     if (s->failed)
         return SIEVE_EIO;
-    journal_record recs[LOG_BATCH];
-    journal_pos pos[LOG_BATCH];
-    size_t off[LOG_BATCH];
-    size_t i = 0, spill_rec = SIZE_MAX;
-    while (i < n) {
-        size_t k = 0;
-        s->used = 0;
-        for (; i < n && k < LOG_BATCH; i++) {
-            if (!take[i])
-                continue;
-            if (i == spill_from)
-                spill_rec = k;
-            unsigned char *b = room(s, TAG_BYTES + urls[i].len);
-            if (b == NULL) {
-                s->failed = 1; /* a push not journaled must stop the run */
-                return SIEVE_ENOMEM;
-            }
-            le_put(b, urls[i].depth, TAG_BYTES);
-            memcpy(b + TAG_BYTES, urls[i].url, urls[i].len);
-            off[k] = (size_t)(b - s->buf);
-            recs[k++] = (journal_record){.type = REC_PUSH, .len = TAG_BYTES + urls[i].len};
+    for (size_t i = 0; i < n; i++) {
+        if (!take[i])
+            continue;
+        unsigned char tag[TAG_BYTES];
+        le_put(tag, urls[i].depth, TAG_BYTES);
+        if (pend_add(s, REC_PUSH, tag, TAG_BYTES, urls[i].url, urls[i].len) != SIEVE_OK) {
+            s->failed = 1; /* a push not journaled must stop the run */
+            return SIEVE_ENOMEM;
         }
-        /* the buffer may have moved while it grew: point at it now */
-        for (size_t r = 0; r < k; r++)
-            recs[r].payload = s->buf + off[r];
-        if (k > 0 && journal_append_batch(s->j, recs, k, pos, NULL) != SIEVE_OK)
-            return failed_write(s);
-        s->appended += s->used + k * RECORD_OVERHEAD;
-        if (spill_rec != SIZE_MAX) {
-            if (s->head != NULL)
-                journal_reader_close(s->head);
-            s->head = NULL;
-            if (journal_reader_open(s->j, pos[spill_rec], &s->head) != SIEVE_OK)
-                return failed_write(s);
-            spill_rec = SIZE_MAX;
-        }
+        if (i == spill_from)
+            s->spill_rec = s->npend - 1;
     }
-    return SIEVE_OK;
+    return s->used >= FLUSH_BYTES ? flush(s) : SIEVE_OK;
 }
 
 int fstate_log_done(fstate *s, uint64_t url_hash)
@@ -691,10 +762,11 @@ int fstate_log_done(fstate *s, uint64_t url_hash)
         return SIEVE_OK; /* nothing is resumed from it */
     unsigned char b[HASH_BYTES];
     le_put(b, url_hash, HASH_BYTES);
-    if (journal_append(s->j, REC_DONE, b, sizeof b, NULL) != SIEVE_OK)
-        return failed_write(s);
-    s->appended += sizeof b + RECORD_OVERHEAD;
-    return SIEVE_OK;
+    if (pend_add(s, REC_DONE, b, sizeof b, NULL, 0) != SIEVE_OK) {
+        s->failed = 1;
+        return SIEVE_ENOMEM;
+    }
+    return flush(s); /* the pushes before it with it: the page's links first */
 }
 
 /* ---- sync and checkpoints ---- */
@@ -703,8 +775,8 @@ int fstate_log_done(fstate *s, uint64_t url_hash)
 static int sync_journal(fstate *s, pthread_mutex_t *lock)
 {
     pthread_mutex_lock(lock);
-    int fd = s->failed ? -1 : journal_dup_fd(s->j);
-    int failed = s->failed;
+    int failed = flush(s) != SIEVE_OK;
+    int fd = failed ? -1 : journal_dup_fd(s->j);
     pthread_mutex_unlock(lock);
     if (failed)
         return SIEVE_EIO;
@@ -750,13 +822,16 @@ static int copy_layers(ckpt_writer *w, pthread_mutex_t *lock, sieve_seen *seen, 
 static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers,
                    fstate_list_fn list, void *ud, ckpt_info *ci, int *fd)
 {
+    int rc = flush(s); /* every bit the copy holds must be in the journal */
+    if (rc != SIEVE_OK)
+        return rc;
     ci->layers = nlayers;
     ci->newest_added = seen_newest_added(seen);
     ci->p = journal_tail(s->j);
     ci->spilling = s->head != NULL;
     if (ci->spilling)
         ci->h = journal_reader_tell(s->head);
-    int rc = list(ud, w, &ci->done, &ci->spilled);
+    rc = list(ud, w, &ci->done, &ci->spilled);
     if (rc != SIEVE_OK)
         return rc;
     if ((*fd = journal_dup_fd(s->j)) < 0)
