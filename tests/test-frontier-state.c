@@ -753,6 +753,50 @@ START_TEST(an_in_memory_frontier_spills_to_a_temporary_directory)
 }
 END_TEST
 
+static int count_entries(const char *path)
+{
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "exit $(ls -A '%s' | wc -l)", path);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A killed process leaves its temporary spill behind; the next temporary
+ * frontier removes it, but not the spill of a frontier still open. */
+START_TEST(spills_left_by_killed_processes_are_removed)
+{
+    setenv("TMPDIR", dir, 1);
+    sieve_frontier_config cfg = config(1);
+    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    cfg.queue_memory = 16 * 1024;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        sieve_frontier *f;
+        if (sieve_frontier_open(&f, NULL, &cfg) != SIEVE_OK)
+            _exit(3);
+        push_spill(f, 0, 5000, NULL);
+        kill(getpid(), SIGKILL);
+        _exit(4);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status));
+    sieve_frontier *alive, *next;
+    ck_assert_int_eq(sieve_frontier_open(&alive, NULL, &cfg), SIEVE_OK);
+    ck_assert_int_eq(count_entries(dir), 2);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "touch -d '-2 minutes' '%s'/sieve-queue-*", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(sieve_frontier_open(&next, NULL, &cfg), SIEVE_OK);
+    unsetenv("TMPDIR");
+    ck_assert_int_eq(count_entries(dir), 2); /* the open one's and the new one's */
+    sieve_frontier_free(alive);
+    sieve_frontier_free(next);
+    ck_assert_int_eq(count_entries(dir), 0);
+}
+END_TEST
+
 /* Pushers and poppers in threads over a small budget (and so a spill that
  * starts and stops): every URL popped exactly once. The second run has a
  * Bloom seen-set and a thread taking checkpoints all along, which copy the
@@ -863,6 +907,7 @@ int main(void)
     tcase_add_test(tc, a_kill_with_a_spill_loses_nothing);
     tcase_add_test(tc, a_kill_after_a_checkpoint_loses_nothing);
     tcase_add_test(tc, an_in_memory_frontier_spills_to_a_temporary_directory);
+    tcase_add_test(tc, spills_left_by_killed_processes_are_removed);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, a_budget_keeps_the_queue_on_disk_and_in_order);
     TCase *threads = tcase_create("threads");

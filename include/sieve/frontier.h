@@ -179,7 +179,9 @@ SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_conf
  * dir NULL makes a frontier that lives for this process only but keeps
  * its queue within queue_memory: its spill goes to a new directory under
  * $TMPDIR (else /tmp), which sieve_frontier_free() removes; dones are not
- * journaled there and nothing is synced. */
+ * journaled there and nothing is synced. A killed process cannot remove
+ * its own, so this open also removes the spills there that no live
+ * process holds (locked by none, untouched for a minute). */
 SIEVE_API int sieve_frontier_open(sieve_frontier **out, const char *dir,
                                   const sieve_frontier_config *cfg);
 

@@ -44,6 +44,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -61,6 +63,10 @@
 #define STATE_KIND    "SIEVEFS"
 #define STATE_VERSION 1u
 #define JOURNAL_DIR   "journal"
+#define TEMP_PREFIX   "sieve-queue-"
+/* Seconds a temporary spill must have been left alone before another
+ * process may take it for one a killed process left. */
+#define STALE_AFTER_S 60
 #define REC_PUSH      1u
 #define REC_DONE      2u
 #define TAG_BYTES     4u
@@ -239,14 +245,45 @@ static void remove_temporary(const char *dir)
     rmdir(dir);
 }
 
+/* Removes the temporary spills that processes now gone left behind (a
+ * kill leaves its spill, and it may hold gigabytes): this user's, whose
+ * lock no process holds, and old enough that their maker is not between
+ * creating and locking them. */
+static void remove_stale_temporaries(const char *tmp, const sieve_logger *lg)
+{
+    DIR *d = opendir(tmp);
+    if (d == NULL)
+        return;
+    time_t now = time(NULL);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, TEMP_PREFIX, strlen(TEMP_PREFIX)) != 0)
+            continue;
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
+        struct stat st;
+        statedir *sd;
+        if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            now - st.st_mtime < STALE_AFTER_S || statedir_lock(&sd, path, NULL, 0) != SIEVE_OK)
+            continue;
+        remove_temporary(path);
+        statedir_unlock(sd);
+        sieve_log(lg, SIEVE_LOG_INFO, "removed %s, a queue spill left by a process that is gone",
+                  path);
+    }
+    closedir(d);
+}
+
 int fstate_open_temporary(fstate **out, const sieve_frontier_config *cfg)
 {
     const char *tmp = getenv("TMPDIR");
+    if (tmp == NULL || tmp[0] == '\0')
+        tmp = "/tmp";
+    remove_stale_temporaries(tmp, &cfg->logger);
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/sieve-queue-XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    snprintf(dir, sizeof dir, "%s/" TEMP_PREFIX "XXXXXX", tmp);
     if (mkdtemp(dir) == NULL) {
         sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "cannot make a directory for the queue in %s: %s",
-                  tmp != NULL && tmp[0] ? tmp : "/tmp", strerror(errno));
+                  tmp, strerror(errno));
         return SIEVE_EIO;
     }
     sieve_frontier_config c = *cfg;
