@@ -258,6 +258,11 @@ static int fill(const job *j, sieve_frontier *f, urlgen *g, urlgen_batch *b, cha
     r->pushed = j->n;
     if (holding && sieve_frontier_done(f, &held) != SIEVE_OK)
         return fail(r, "done", SIEVE_ESTATE);
+    /* Pushes are written with the next done() or sync: a crawl's pages'
+     * dones write theirs, so a last sync stands in for them here. */
+    int rc;
+    if (j->c->queue == Q_DISK && (rc = sieve_frontier_sync(f)) != SIEVE_OK)
+        return fail(r, "sync", rc);
     return 0;
 }
 

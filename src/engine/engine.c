@@ -415,6 +415,9 @@ int sieve_crawler_run(sieve_crawler *c)
     worker **w = calloc(c->o.workers, sizeof *w);
     if (w == NULL)
         return SIEVE_ENOMEM;
+    /* The seeds are journaled with the next done(); a kill before the
+     * first would lose them for a resume that names none. */
+    checkpoint(c);
     unsigned started = start_workers(c, w);
     if (started > 0)
         supervise(c, w, started, &c->workers_exited);
