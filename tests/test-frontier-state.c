@@ -667,6 +667,7 @@ START_TEST(a_kill_after_a_checkpoint_loses_nothing)
     sieve_frontier_config cfg = config(1);
     cfg.queue_memory = 64 * 1024;
     cfg.segment_bytes = 256 * 1024;
+    cfg.checkpoint_bytes = 256 * 1024;
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {

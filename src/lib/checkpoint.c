@@ -20,7 +20,8 @@
  *      84  8 bytes of the layers' arrays
  *      92  8 XXH3-64 of the layers' arrays
  *     100  8 XXH3-64 of the list
- *     108 12 zero
+ *     108  4 segment of the push record that starts H's chain
+ *     112  8 its offset (push-record.h: H may be a front-coded URL)
  *     120  8 XXH3-64 of bytes 0..119
  *     128  . the layers' arrays, layer 0 first, each as the filter holds
  *            it in memory (64-bit words, little-endian on the machines
@@ -244,6 +245,8 @@ static void put_header(unsigned char *h, const ckpt_info *in, uint64_t layers_su
     le_put(h + 84, in->layer_bytes, 8);
     le_put(h + 92, layers_sum, 8);
     le_put(h + 100, list_sum, 8);
+    le_put(h + 108, in->hchain.segment, 4);
+    le_put(h + 112, in->hchain.offset, 8);
     le_put(h + 120, XXH3_64bits(h, 120), 8);
 }
 
@@ -333,6 +336,7 @@ static int read_header(ckpt_reader *r, char *msg, size_t cap)
     in->layers = (unsigned)le_get(h + 16, 4);
     in->p = (journal_pos){(uint32_t)le_get(h + 20, 4), le_get(h + 24, 8)};
     in->h = (journal_pos){(uint32_t)le_get(h + 32, 4), le_get(h + 36, 8)};
+    in->hchain = (journal_pos){(uint32_t)le_get(h + 108, 4), le_get(h + 112, 8)};
     in->newest_added = le_get(h + 44, 8);
     in->urls = le_get(h + 52, 8);
     in->list_bytes = le_get(h + 60, 8);

@@ -27,6 +27,7 @@ typedef struct ckpt_info {
     journal_pos p;         /* the journal's tail when it was taken */
     bool spilling;         /* URLs waited in the journal, from h on */
     journal_pos h;         /* the spill's next URL to read back */
+    journal_pos hchain;    /* the start of h's chain of front-coded URLs */
     uint64_t spilled;      /* URLs waiting in the journal at p */
     uint64_t done;         /* URLs done at p, for the statistics */
     unsigned layers;       /* the seen-set's Bloom layers */

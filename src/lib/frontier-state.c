@@ -21,10 +21,11 @@
  * own add. sync() (fdatasync) extends that to a power loss, up to the
  * last sync.
  *
- * Records. PUSH: the URL's 4-byte tag (little-endian), then the URL.
- * DONE: the URL's XXH3-64 with FSTATE_URL_SEED (8 bytes, little-endian); a URL is pushed once,
- * so its hash names it (a collision between a URL done after a crash and
- * one pending costs one URL in 2^64, not a lost crawl).
+ * Records (push-record.h): PUSH, a URL and its tag; PUSHF, the same
+ * front-coded against the URL before it; DONE, the URL's XXH3-64 with
+ * FSTATE_URL_SEED. A URL is pushed once, so its hash names it (a
+ * collision between a URL done after a crash and one pending costs one
+ * URL in 2^64, not a lost crawl).
  *
  * Checkpoints (CHECKPOINT, checkpoint.c) bound what an open reads: the
  * seen-set's layers and the URLs in memory or in flight at a journal
@@ -55,6 +56,7 @@
 #include "checkpoint.h"
 #include "frontier-state.h"
 #include "journal.h"
+#include "push-record.h"
 #include "seen-internal.h"
 #include "sieve/log.h"
 #include "statedir.h"
@@ -67,9 +69,6 @@
 /* Seconds a temporary spill must have been left alone before another
  * process may take it for one a killed process left. */
 #define STALE_AFTER_S 60
-#define REC_PUSH      1u
-#define REC_DONE      2u
-#define TAG_BYTES     4u
 #define HASH_BYTES    8u
 
 /* Pending records are written once their payloads reach this many bytes,
@@ -100,7 +99,10 @@ struct fstate {
     journal_record *recs;     /* and the same, as the journal takes them */
     journal_pos *pos;         /* where they went, to find the spill's first */
     size_t npend, cap_pend;
-    size_t spill_rec;      /* the pending record where the spill begins, or SIZE_MAX */
+    size_t spill_rec; /* the pending record where the spill begins, or SIZE_MAX */
+    char *prev;       /* the last URL written in this batch: PUSHF's reference */
+    size_t prev_len, prev_cap;
+    url_chain head_chain;  /* the head's view of the push records it reads */
     journal_reader *head;  /* the spill's next URL to read back, or NULL */
     struct hash_set *done; /* after a recovery that spilled: the URLs done */
     size_t max_url_len;
@@ -317,6 +319,8 @@ void fstate_close(fstate *s)
     free(s->pend);
     free(s->recs);
     free(s->pos);
+    free(s->prev);
+    chain_free(&s->head_chain);
     free(s);
 }
 
@@ -426,13 +430,15 @@ static bool was_done(replay *p, const char *url, size_t n)
     return true;
 }
 
-/* A PUSH record of the journal after P, on the second pass: queued again
- * unless done, in memory or, once memory is full, left in the journal. */
-static int replay_push(replay *p, const unsigned char *b, uint32_t len, journal_pos pos)
+static int head_open(fstate *s, journal_pos chain, journal_pos at);
+
+/* A push of the journal after P, on the second pass: queued again unless
+ * done, in memory or, once memory is full, left in the journal, where
+ * the head (opened at the start of the URL's chain) will read it. */
+static int replay_push(replay *p, const char *url, size_t n, uint32_t tag, journal_pos pos,
+                       journal_pos chain)
 {
     fstate *s = p->s;
-    const char *url = (const char *)b + TAG_BYTES;
-    size_t n = len - TAG_BYTES;
     if (was_done(p, url, n))
         return SIEVE_OK;
     p->found.pending++;
@@ -440,11 +446,21 @@ static int replay_push(replay *p, const unsigned char *b, uint32_t len, journal_
         p->found.spilled++;
         return SIEVE_OK;
     }
-    int rc = p->pending(p->ud, url, n, (uint32_t)le_get(b, TAG_BYTES), true);
+    int rc = p->pending(p->ud, url, n, tag, true);
     if (rc != FSTATE_SPILL)
         return rc;
     p->found.spilled++;
-    return journal_reader_open(s->j, pos, &s->head);
+    return head_open(s, chain, pos);
+}
+
+static int refuse_push(fstate *s, journal_pos pos, int rc)
+{
+    char what[160];
+    snprintf(what, sizeof what,
+             "journal segment %u offset %llu: a URL record that does not hold "
+             "together (%s)",
+             pos.segment, (unsigned long long)pos.offset, sieve_strerror(rc));
+    return refuse_state(s, rc == SIEVE_ENOMEM ? rc : SIEVE_EFORMAT, what);
 }
 
 /* One pass over the journal from p->from; pass 0 gathers the done hashes
@@ -456,6 +472,7 @@ static int replay_pass(replay *p, int pass)
     int rc = journal_reader_open(s->j, p->from, &r);
     if (rc != SIEVE_OK)
         return rc;
+    url_chain chain = {0};
     for (;;) {
         uint8_t type;
         const void *data;
@@ -476,10 +493,18 @@ static int replay_pass(replay *p, int pass)
         if (type == REC_DONE && len == HASH_BYTES) {
             if (pass == 0 && (rc = set_add(p->done, le_get(b, HASH_BYTES))) != SIEVE_OK)
                 break;
-        } else if (type == REC_PUSH && len > TAG_BYTES) {
+        } else if (type == REC_PUSH || type == REC_PUSHF) {
+            const char *url;
+            size_t n;
+            uint32_t tag;
+            rc = push_decode(&chain, type, b, len, pos, s->max_url_len, &url, &n, &tag);
+            if (rc != SIEVE_OK) {
+                rc = refuse_push(s, pos, rc);
+                break;
+            }
             if (pass == 0) /* SIEVE_SEEN is fine: it was queued */
-                sieve_seen_add(p->seen, b + TAG_BYTES, len - TAG_BYTES);
-            else if ((rc = replay_push(p, b, len, pos)) != SIEVE_OK)
+                sieve_seen_add(p->seen, url, n);
+            else if ((rc = replay_push(p, url, n, tag, pos, chain.start)) != SIEVE_OK)
                 break;
         } else {
             sieve_log(&s->logger, SIEVE_LOG_ERROR,
@@ -491,6 +516,7 @@ static int replay_pass(replay *p, int pass)
         }
     }
     journal_reader_close(r);
+    chain_free(&chain);
     return rc;
 }
 
@@ -527,11 +553,14 @@ static int load_checkpoint(replay *p, ckpt_reader *cr)
     }
     /* The journal must hold everything from P (and from H) on. */
     journal_pos begin = journal_begin(s->j), tail = journal_tail(s->j);
-    if (journal_pos_cmp(begin, ci->p) > 0 || (ci->spilling && journal_pos_cmp(begin, ci->h) > 0))
+    if (journal_pos_cmp(begin, ci->p) > 0 ||
+        (ci->spilling && journal_pos_cmp(begin, ci->hchain) > 0))
         return refuse_state(s, SIEVE_EFORMAT,
                             "the journal begins after the checkpoint's position: segments are "
                             "missing");
-    if (journal_pos_cmp(ci->p, tail) > 0 || (ci->spilling && journal_pos_cmp(ci->h, ci->p) > 0))
+    if (journal_pos_cmp(ci->p, tail) > 0 ||
+        (ci->spilling &&
+         (journal_pos_cmp(ci->h, ci->p) > 0 || journal_pos_cmp(ci->hchain, ci->h) > 0)))
         return refuse_state(s, SIEVE_ETRUNCATED,
                             "the journal ends before the checkpoint's position: it lost records "
                             "the checkpoint counts on");
@@ -583,7 +612,7 @@ static int replay_all(replay *p)
         rc = replay_list(p, cr);
     ckpt_reader_close(cr);
     if (rc == SIEVE_OK && p->ci.spilling)
-        rc = journal_reader_open(s->j, p->ci.h, &s->head);
+        rc = head_open(s, p->ci.hchain, p->ci.h);
     if (rc == SIEVE_OK)
         rc = replay_pass(p, 1);
     if (rc != SIEVE_OK || !p->ci.spilling)
@@ -640,6 +669,46 @@ static void give_back_read_segments(fstate *s)
         sieve_log(&s->logger, SIEVE_LOG_WARN, "%s: %s", s->path, journal_message(s->j));
 }
 
+/* The head's next push record: SIEVE_OK, JOURNAL_END, or damage (logged). */
+static int head_read(fstate *s, const char **url, size_t *len, uint32_t *tag)
+{
+    for (;;) {
+        uint8_t type;
+        const void *data;
+        uint32_t n;
+        journal_pos pos;
+        int rc = journal_read(s->head, &type, &data, &n, &pos);
+        if (rc == JOURNAL_END)
+            return rc;
+        if (rc != SIEVE_OK)
+            return refuse_record(s, s->head, rc);
+        if (type != REC_PUSH && type != REC_PUSHF)
+            continue;
+        rc = push_decode(&s->head_chain, type, data, n, pos, s->max_url_len, url, len, tag);
+        return rc == SIEVE_OK ? rc : refuse_push(s, pos, rc);
+    }
+}
+
+/* Opens the head at the push record at, reading from chain, the start of
+ * its chain, so that the head knows the URL a PUSHF at refers to. */
+static int head_open(fstate *s, journal_pos chain, journal_pos at)
+{
+    if (s->head != NULL)
+        journal_reader_close(s->head);
+    s->head = NULL;
+    chain_reset(&s->head_chain);
+    int rc = journal_reader_open(s->j, chain, &s->head);
+    while (rc == SIEVE_OK && journal_pos_cmp(journal_reader_tell(s->head), at) < 0) {
+        const char *url;
+        size_t len;
+        uint32_t tag;
+        rc = head_read(s, &url, &len, &tag);
+        if (rc == JOURNAL_END)
+            rc = refuse_state(s, SIEVE_ETRUNCATED, "the journal ends before the spill's position");
+    }
+    return rc;
+}
+
 int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag)
 {
     int rc = flush(s); /* the spill may still wait in the packing buffer */
@@ -648,23 +717,13 @@ int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag)
     if (s->head == NULL)
         return SIEVE_EAGAIN;
     for (;;) {
-        uint8_t type;
-        const void *data;
-        uint32_t n;
-        rc = journal_read(s->head, &type, &data, &n, NULL);
+        rc = head_read(s, url, len, tag);
         if (rc == JOURNAL_END)
             return SIEVE_EAGAIN;
         if (rc != SIEVE_OK)
-            return refuse_record(s, s->head, rc);
-        if (type != REC_PUSH || n <= TAG_BYTES)
+            return rc;
+        if (s->done != NULL && set_has(s->done, fstate_url_hash(*url, *len)))
             continue;
-        const unsigned char *b = data;
-        const char *u = (const char *)b + TAG_BYTES;
-        if (s->done != NULL && set_has(s->done, fstate_url_hash(u, n - TAG_BYTES)))
-            continue;
-        *url = u;
-        *len = n - TAG_BYTES;
-        *tag = (uint32_t)le_get(b, TAG_BYTES);
         give_back_read_segments(s);
         return SIEVE_OK;
     }
@@ -758,16 +817,27 @@ static int flush(fstate *s)
     s->appended += s->used + s->npend * RECORD_OVERHEAD;
     size_t first = s->spill_rec;
     s->npend = s->used = 0;
+    s->prev_len = 0; /* the next write starts a chain: a reader may start there */
     s->spill_rec = SIZE_MAX;
     if (rc != SIEVE_OK)
         return failed_write(s);
-    if (spill) {
-        if (s->head != NULL)
-            journal_reader_close(s->head);
-        s->head = NULL;
-        if (journal_reader_open(s->j, s->pos[first], &s->head) != SIEVE_OK)
-            return failed_write(s);
+    if (spill && head_open(s, s->pos[first], s->pos[first]) != SIEVE_OK)
+        return failed_write(s);
+    return SIEVE_OK;
+}
+
+/* Remembers the URL just written, for the next one's front-coding. */
+static int keep_prev(fstate *s, const char *url, size_t len)
+{
+    if (len > s->prev_cap) {
+        char *p = realloc(s->prev, len * 2);
+        if (p == NULL)
+            return SIEVE_ENOMEM;
+        s->prev = p;
+        s->prev_cap = len * 2;
     }
+    memcpy(s->prev, url, len);
+    s->prev_len = len;
     return SIEVE_OK;
 }
 
@@ -779,9 +849,15 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
     for (size_t i = 0; i < n; i++) {
         if (!take[i])
             continue;
-        unsigned char tag[TAG_BYTES];
-        le_put(tag, urls[i].depth, TAG_BYTES);
-        if (pend_add(s, REC_PUSH, tag, TAG_BYTES, urls[i].url, urls[i].len) != SIEVE_OK) {
+        if (i == spill_from)
+            s->prev_len = 0; /* the head starts reading there */
+        unsigned char head[PUSH_HEAD_MAX];
+        uint8_t type;
+        size_t skip;
+        size_t hn = push_encode(s->prev, s->prev_len, urls[i].url, urls[i].len, urls[i].depth, head,
+                                &type, &skip);
+        if (pend_add(s, type, head, hn, urls[i].url + skip, urls[i].len - skip) != SIEVE_OK ||
+            keep_prev(s, urls[i].url, urls[i].len) != SIEVE_OK) {
             s->failed = 1; /* a push not journaled must stop the run */
             return SIEVE_ENOMEM;
         }
@@ -866,8 +942,10 @@ static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers
     ci->newest_added = seen_newest_added(seen);
     ci->p = journal_tail(s->j);
     ci->spilling = s->head != NULL;
-    if (ci->spilling)
+    if (ci->spilling) {
         ci->h = journal_reader_tell(s->head);
+        ci->hchain = s->head_chain.started ? s->head_chain.start : ci->h;
+    }
     rc = list(ud, w, &ci->done, &ci->spilled);
     if (rc != SIEVE_OK)
         return rc;
@@ -911,7 +989,8 @@ static int checkpoint(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate
     pthread_mutex_lock(lock);
     if (rc == SIEVE_OK) {
         s->ckpt_cost = ci.layer_bytes + ci.list_bytes;
-        uint32_t keep = ci.spilling && ci.h.segment < ci.p.segment ? ci.h.segment : ci.p.segment;
+        uint32_t keep =
+            ci.spilling && ci.hchain.segment < ci.p.segment ? ci.hchain.segment : ci.p.segment;
         if (journal_drop_before(s->j, keep) != SIEVE_OK)
             rc = failed_write(s);
     } else if (rc != SIEVE_ENOMEM) {
