@@ -366,6 +366,33 @@ START_TEST(dash_output_is_standard_output)
 }
 END_TEST
 
+/* Records carry the body's SHA-1 unless --no-digest leaves it out. */
+START_TEST(no_digest_leaves_the_digest_out)
+{
+    char out[128];
+    path_in_tmp(out, sizeof out, "stdout.txt");
+    for (int off = 0; off < 2; off++) {
+        const char *args[] = {"crawl", "-q",          "--delay",
+                              "0",     "--max-pages", "5",
+                              "-o",    "-",           off ? "--no-digest" : "-q",
+                              base,    NULL};
+        char *log;
+        int st = run(args, out, &log);
+        ck_assert_msg(st == 0, "exit %d: %s", st, log);
+        char *records = harness_slurp(out);
+        ck_assert_uint_eq(json_lines(records, "stdout"), 5);
+        size_t with = 0;
+        for (const char *p = records; (p = strstr(p, "\"digest\":\"sha1:")) != NULL; p++)
+            with++;
+        ck_assert_uint_eq(with, off ? 0 : 5);
+        if (off)
+            ck_assert_ptr_nonnull(strstr(records, "\"digest\":null"));
+        free(records);
+        free(log);
+    }
+}
+END_TEST
+
 START_TEST(sighup_reopens_the_output_without_losing_a_line)
 {
     char out[128], err[128], first[128], second[128];
@@ -504,6 +531,7 @@ int main(void)
     TCase *out = tcase_create("output");
     tcase_add_checked_fixture(out, start_web, stop_web);
     tcase_add_test(out, dash_output_is_standard_output);
+    tcase_add_test(out, no_digest_leaves_the_digest_out);
     tcase_add_test(out, sighup_reopens_the_output_without_losing_a_line);
     tcase_add_test(out, stats_are_json_lines_with_the_counters);
     tcase_add_test(out, an_output_that_cannot_be_written_exits_4);

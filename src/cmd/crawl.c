@@ -390,7 +390,7 @@ int cmd_crawl(int argc, char **argv)
     }
     o.eng.logger = (sieve_logger){.fn = log_line, .level = SIEVE_LOG_WARN};
     /* archived, a record's digest is its WARC-Payload-Digest: no second pass */
-    o.eng.payload_digest = o.warc == NULL;
+    o.eng.payload_digest = o.eng.payload_digest && o.warc == NULL;
     if (o.eng.ignore_robots)
         fprintf(stderr, "sieve crawl: warning: --ignore-robots: robots.txt is neither fetched "
                         "nor obeyed\n");
