@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "sieve/crawl.h"
 
 static const char *sieve_bin;
 static char tmpdir[64];
@@ -460,6 +461,27 @@ START_TEST(stats_are_json_lines_with_the_counters)
     ck_assert_ptr_nonnull(strstr(last, "\"time\":\"20"));
     ck_assert_ptr_nonnull(strstr(last, "\"page_limit_hit\":true"));
     ck_assert_ptr_nonnull(strstr(last, "\"frontier\":{\"pushed\":"));
+    /* the outcomes, in the last object and the summary, are the records' */
+    char *records = harness_slurp(out);
+    const char *outs = strstr(last, "\"outcomes\":{");
+    ck_assert_ptr_nonnull(outs);
+    const char *summary = strstr(log, "sieve: outcomes:");
+    ck_assert_msg(summary != NULL, "%s", log);
+    long long total = 0;
+    for (int i = 0; i < SIEVE_OUTCOMES; i++) {
+        const char *name = sieve_crawl_outcome_name((sieve_crawl_outcome)i);
+        char rec[64], said[64];
+        snprintf(rec, sizeof rec, "\"outcome\":\"%s\"", name);
+        long long k = 0;
+        for (const char *p = records; (p = strstr(p, rec)) != NULL; p++)
+            k++;
+        ck_assert_int_eq(number_after(outs, name), k);
+        snprintf(said, sizeof said, " %s %lld", name, k);
+        ck_assert_msg(k == 0 || strstr(summary, said) != NULL, "%s: %s", said, summary);
+        total += k;
+    }
+    ck_assert_int_eq(total, 150);
+    free(records);
     /* and the counts grow from one object to the next */
     long long prev = -1;
     for (const char *p = text; *p != '\0'; p = strchr(p, '\n') + 1) {

@@ -206,6 +206,7 @@ typedef enum sieve_crawl_outcome {
     SIEVE_OUTCOME_ERROR,     /* "error": anything else (out of memory, ...) */
     SIEVE_OUTCOME_BLOCKED,   /* "blocked": its host resolved to an address the crawl
                                 does not reach (see allow_private) */
+    SIEVE_OUTCOMES           /* how many there are: not an outcome */
 } sieve_crawl_outcome;
 
 /* One transfer: a request and its response, as the wire callbacks see it.
@@ -382,8 +383,9 @@ typedef struct sieve_crawl_stats {
     uint64_t sitemaps_left_out; /* not queued: max_sitemaps, or nested too deep */
     uint64_t sitemap_pages;     /* page entries read from sitemaps */
     uint64_t sitemap_bad;       /* entries that are no crawlable URL */
-    bool page_limit_hit;        /* max_pages was reached */
-    bool stopped;               /* stop() was called */
+    uint64_t outcomes[SIEVE_OUTCOMES]; /* records delivered, by outcome */
+    bool page_limit_hit;               /* max_pages was reached */
+    bool stopped;                      /* stop() was called */
     sieve_frontier_stats frontier;
 } sieve_crawl_stats;
 

@@ -167,6 +167,17 @@ static void summary(const sieve_crawl_stats *st, double secs, const char *how)
             (unsigned long long)st->filtered);
     fprintf(stderr, "sieve: transfers: %llu aborted, %llu in flight\n",
             (unsigned long long)st->aborted, (unsigned long long)st->in_flight);
+    /* every kind a record can end in, those that happened */
+    fprintf(stderr, "sieve: outcomes:");
+    const char *sep = " ";
+    for (int i = 0; i < SIEVE_OUTCOMES; i++) {
+        if (st->outcomes[i] == 0)
+            continue;
+        fprintf(stderr, "%s%s %llu", sep, sieve_crawl_outcome_name((sieve_crawl_outcome)i),
+                (unsigned long long)st->outcomes[i]);
+        sep = ", ";
+    }
+    fprintf(stderr, "%s\n", sep[0] == ' ' ? " none" : "");
 }
 
 /* With --state the records of the earlier runs are kept: the output is

@@ -246,6 +246,14 @@ int record_write_stats(record_writer *w, const sieve_crawl_stats *st, double ela
     put_u64(&l, ",\"sitemaps_left_out\":", st->sitemaps_left_out);
     put_u64(&l, ",\"sitemap_pages\":", st->sitemap_pages);
     put_u64(&l, ",\"sitemap_bad\":", st->sitemap_bad);
+    /* every outcome, zero or not, so that a series has the same keys */
+    for (int i = 0; i < SIEVE_OUTCOMES; i++) {
+        char key[48];
+        snprintf(key, sizeof key, "%s\"%s\":", i == 0 ? ",\"outcomes\":{" : ",",
+                 sieve_crawl_outcome_name((sieve_crawl_outcome)i));
+        put_u64(&l, key, st->outcomes[i]);
+    }
+    put(&l, "}", 1);
     put_bool(&l, ",\"page_limit_hit\":", st->page_limit_hit);
     put_bool(&l, ",\"stopped\":", st->stopped);
     const sieve_frontier_stats *f = &st->frontier;

@@ -479,6 +479,8 @@ void sieve_crawler_stats_get(sieve_crawler *c, sieve_crawl_stats *st)
         .page_limit_hit = atomic_load(&c->limit_hit),
         .stopped = atomic_load(&c->stops) > 0,
     };
+    for (int i = 0; i < SIEVE_OUTCOMES; i++)
+        st->outcomes[i] = atomic_load(&n->outcomes[i]);
     sieve_frontier_stats_get(c->frontier, &st->frontier);
 }
 

@@ -34,6 +34,7 @@ typedef struct engine_counters {
     atomic_uint_fast64_t reserved; /* pops allowed under max_pages */
     atomic_uint_fast64_t started;
     atomic_uint_fast64_t fetched;
+    atomic_uint_fast64_t outcomes[SIEVE_OUTCOMES];
     atomic_uint_fast64_t errors;
     atomic_uint_fast64_t aborted;
     atomic_uint_fast64_t in_flight;

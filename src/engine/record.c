@@ -95,6 +95,8 @@ sieve_crawl_outcome xfer_outcome(const xfer *x, CURLcode result, const char *err
 static bool deliver(sieve_crawler *c, const sieve_crawl_record *r)
 {
     atomic_fetch_add(&c->n.fetched, 1);
+    if ((unsigned)r->outcome < SIEVE_OUTCOMES)
+        atomic_fetch_add(&c->n.outcomes[r->outcome], 1);
     if (r->error != NULL)
         atomic_fetch_add(&c->n.errors, 1);
     if (c->cb.on_record == NULL)
