@@ -384,6 +384,25 @@ START_TEST(invalid_utf8_and_charsets)
                              "a http://example.com/k\n");
     free(j.text);
 
+    /* Charsets are named whole: ISO-8859-16 is a one-byte charset, whose
+     * NULs in markup are dropped as in any other, not UTF-16 (whose NULs
+     * are parts of characters). */
+    static const char nuls[] = "<a href=\"/n\0u\">x</a>\0<a href=\"/l\0\0l\">";
+    const char *one_byte[] = {"ISO-8859-16", "iso-8859-16", " ISO-8859-16 ", "windows-1252",
+                              "KOI8-U"};
+    for (size_t i = 0; i < sizeof one_byte / sizeof *one_byte; i++) {
+        o.charset = one_byte[i];
+        s = run(PAGE, &o, nuls, sizeof nuls - 1, 0);
+        ck_assert_msg(strcmp(s.text, "a http://example.com/nu\na http://example.com/ll\n") == 0,
+                      "%s: %s", one_byte[i], s.text);
+        free(s.text);
+    }
+    static const char wide[] = "<\0a\0 \0h\0r\0e\0f\0=\0/\0w\0>\0";
+    o.charset = "UTF-16LE";
+    s = run(PAGE, &o, wide, sizeof wide - 1, 0);
+    ck_assert_str_eq(s.text, "a http://example.com/w\n");
+    free(s.text);
+
     sieve_links *lx;
     o.charset = "no-such-charset";
     ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, NULL), SIEVE_EINVAL);

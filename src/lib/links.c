@@ -371,6 +371,30 @@ static int make_parser(sieve_links *lx, const char *charset)
     return SIEVE_OK;
 }
 
+/* Whether a charset label names a UTF-16 or UTF-32 encoding, whose NUL
+ * bytes are parts of characters. Labels are matched whole, ignoring case
+ * and surrounding blanks, as the WHATWG Encoding Standard matches them
+ * (its UTF-16 labels, and the UTF-32 and UCS-4 names iconv knows): a
+ * substring test would take ISO-8859-16 for UTF-16. */
+static bool is_wide_charset(const char *label)
+{
+    static const char *const wide[] = {
+        "utf-16",          "utf-16le",        "utf-16be",    "unicode",
+        "csunicode",       "ucs-2",           "unicodefeff", "unicodefffe",
+        "iso-10646-ucs-2", "utf-32",          "utf-32le",    "utf-32be",
+        "ucs-4",           "iso-10646-ucs-4", "ucs4",        "ucs2",
+    };
+    while (*label == ' ' || *label == '\t' || *label == '\n' || *label == '\r' || *label == '\f')
+        label++;
+    size_t n = strlen(label);
+    while (n > 0 && strchr(" \t\n\r\f", label[n - 1]) != NULL)
+        n--;
+    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++)
+        if (strlen(wide[i]) == n && strncasecmp(label, wide[i], n) == 0)
+            return true;
+    return false;
+}
+
 int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_opts *opts,
                     sieve_link_fn fn, void *ctx)
 {
@@ -390,8 +414,7 @@ int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_o
     lx->report_errors = opts->report_errors;
     lx->max_pending = opts->max_pending ? opts->max_pending : SIEVE_LINKS_MAX_PENDING;
     lx->flush_at = STAGE_MIN;
-    lx->keep_nul = opts->charset && (strstr(opts->charset, "16") || strstr(opts->charset, "32") ||
-                                     strncasecmp(opts->charset, "ucs", 3) == 0);
+    lx->keep_nul = opts->charset != NULL && is_wide_charset(opts->charset);
     lx->cap = sieve_canon_max_len(opts->canon) + 1;
     lx->max_ref = 4 * sieve_canon_max_len(opts->canon);
     lx->page = malloc(lx->cap);
