@@ -482,6 +482,10 @@ START_TEST(stats_are_json_lines_with_the_counters)
     }
     ck_assert_int_eq(total, 150);
     free(records);
+    /* what ran: -w 1 -c 1 */
+    ck_assert_int_eq(number_after(last, "workers"), 1);
+    ck_assert_int_eq(number_after(last, "concurrency"), 1);
+    ck_assert_msg(strstr(log, "sieve: transfers: 1 workers x 1 at most") != NULL, "%s", log);
     /* and the counts grow from one object to the next */
     long long prev = -1;
     for (const char *p = text; *p != '\0'; p = strchr(p, '\n') + 1) {

@@ -384,6 +384,8 @@ typedef struct sieve_crawl_stats {
     uint64_t sitemap_pages;     /* page entries read from sitemaps */
     uint64_t sitemap_bad;       /* entries that are no crawlable URL */
     uint64_t outcomes[SIEVE_OUTCOMES]; /* records delivered, by outcome */
+    unsigned workers;                  /* worker threads that started (0 before run()) */
+    unsigned concurrency;              /* transfers each of them may run at once */
     bool page_limit_hit;               /* max_pages was reached */
     bool stopped;                      /* stop() was called */
     sieve_frontier_stats frontier;

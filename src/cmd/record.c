@@ -254,6 +254,8 @@ int record_write_stats(record_writer *w, const sieve_crawl_stats *st, double ela
         put_u64(&l, key, st->outcomes[i]);
     }
     put(&l, "}", 1);
+    put_num(&l, ",\"workers\":", "%u", st->workers);
+    put_num(&l, ",\"concurrency\":", "%u", st->concurrency);
     put_bool(&l, ",\"page_limit_hit\":", st->page_limit_hit);
     put_bool(&l, ",\"stopped\":", st->stopped);
     const sieve_frontier_stats *f = &st->frontier;

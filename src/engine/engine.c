@@ -345,6 +345,7 @@ static unsigned start_workers(sieve_crawler *c, worker **w)
         started++;
     if (started < c->o.workers)
         sieve_log(&c->o.logger, SIEVE_LOG_WARN, "%u of %u workers started", started, c->o.workers);
+    atomic_store(&c->workers_started, started);
     return started;
 }
 
@@ -476,6 +477,8 @@ void sieve_crawler_stats_get(sieve_crawler *c, sieve_crawl_stats *st)
         .sitemaps_left_out = atomic_load(&n->sitemaps_left_out),
         .sitemap_pages = atomic_load(&n->sitemap_pages),
         .sitemap_bad = atomic_load(&n->sitemap_bad),
+        .workers = atomic_load(&c->workers_started),
+        .concurrency = c->o.concurrency,
         .page_limit_hit = atomic_load(&c->limit_hit),
         .stopped = atomic_load(&c->stops) > 0,
     };

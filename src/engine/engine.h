@@ -77,7 +77,8 @@ struct sieve_crawler {
     atomic_bool limit_hit; /* max_pages reached */
     atomic_int failure;    /* a status that ends the run (first one wins) */
     atomic_uint workers_exited;
-    struct worker **workers; /* while run() runs: every worker, made before any starts */
+    atomic_uint workers_started; /* for the statistics: what really ran */
+    struct worker **workers;     /* while run() runs: every worker, made before any starts */
     unsigned nworkers;
     int ctl[2]; /* control pipe: stop() and exiting workers write to it */
 };
