@@ -186,6 +186,9 @@ int journal_pos_cmp(journal_pos a, journal_pos b)
 /* ---- messages and small system helpers ---- */
 
 static void say_n(char *msg, size_t cap, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+static void say_n(char *msg, size_t cap, const char *fmt, va_list ap)
 {
     vsnprintf(msg, cap, fmt, ap);
 }
