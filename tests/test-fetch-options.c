@@ -12,6 +12,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,33 @@ static enum MHD_Result many(struct MHD_Connection *c)
     return answer(c, 200, "text/html", body, NULL);
 }
 
+/* /leaves: a link to B's /b first, then LEAVES leaf pages of A. */
+static enum MHD_Result leaves_page(struct MHD_Connection *c)
+{
+    static char body[LEAVES * 32 + 128];
+    size_t n =
+        (size_t)snprintf(body, sizeof body, "<a href=\"http://127.0.0.1:%u/b\">b</a>\n", port_b);
+    for (int i = 0; i < LEAVES; i++)
+        n += (size_t)snprintf(body + n, sizeof body - n, "<a href=\"/leaf/%d\">l</a>\n", i);
+    return answer(c, 200, "text/html", body, NULL);
+}
+
+/* With slow_robots, B's robots.txt is /stall's ten seconds of bytes (no
+ * rule in them: all is allowed), far more than A's pages take even under
+ * a sanitizer on a loaded machine. */
+static atomic_bool slow_robots;
+
+/* A response of STALL_BYTES dripped out by stall_reader(). */
+static enum MHD_Result dripped(struct MHD_Connection *c, const char *type)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(STALL_BYTES, 1, stall_reader, NULL, NULL);
+    MHD_add_response_header(r, "Content-Type", type);
+    enum MHD_Result rc = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 /* /cut: a link, a tag of 5,000 attributes, then a link the parse limits
  * must keep from being read. */
 static enum MHD_Result cut_page(struct MHD_Connection *c)
@@ -110,8 +138,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         copy_header(c, "X-Sieve-Test", s->custom, sizeof s->custom);
     }
     pthread_mutex_unlock(&log_lock);
+    if (strstr(url, "robots.txt") != NULL && which == 'B' && atomic_load(&slow_robots))
+        return dripped(c, "text/plain");
     if (strstr(url, "robots.txt") != NULL)
         return answer(c, 404, "text/plain", "none", NULL);
+    if (strcmp(url, "/leaves") == 0)
+        return leaves_page(c);
     if (strcmp(url, "/many") == 0)
         return many(c);
     if (strcmp(url, "/cut") == 0)
@@ -142,14 +174,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (strcmp(url, "/nofollow") == 0)
         return answer(c, 200, "text/html",
                       "<a href=\"/nofollow-meta\">m</a><a href=\"/nofollow-header\">h</a>", NULL);
-    if (strcmp(url, "/stall") == 0) {
-        struct MHD_Response *r =
-            MHD_create_response_from_callback(STALL_BYTES, 1, stall_reader, NULL, NULL);
-        MHD_add_response_header(r, "Content-Type", "text/html");
-        enum MHD_Result rc = MHD_queue_response(c, 200, r);
-        MHD_destroy_response(r);
-        return rc;
-    }
+    if (strcmp(url, "/stall") == 0)
+        return dripped(c, "text/html");
     if (strstr(url, "img.png") != NULL)
         return answer(c, 200, "image/png", "not really a png", NULL);
     if (which == 'A' && (strcmp(url, "/") == 0 || strstr(url, "://") != NULL)) {
@@ -425,6 +451,29 @@ START_TEST(a_stalled_transfer_holds_up_nothing)
 }
 END_TEST
 
+/* B's robots.txt takes ten seconds to arrive; while its page
+ * waits for it, A's pages go on: all of them are recorded before B's, and
+ * B's comes once its robots.txt allows it. A worker that waited for a
+ * robots.txt (or a DNS answer, which libcurl resolves in a thread of its
+ * own, the same way) would record B's page first. */
+START_TEST(a_slow_robots_txt_holds_up_no_other_host)
+{
+    atomic_store(&slow_robots, true);
+    sieve_crawl_options o = base_options();
+    char seed[128];
+    snprintf(seed, sizeof seed, "http://127.0.0.1:%u/leaves", port_a);
+    outcome *out = calloc(1, sizeof *out);
+    int rc = crawl(&o, seed, out);
+    atomic_store(&slow_robots, false);
+    ck_assert_int_eq(rc, SIEVE_OK);
+    ck_assert_int_eq(out->n, LEAVES + 2);
+    ck_assert_msg(strstr(out->url[out->n - 1], "/b") != NULL && out->error[out->n - 1][0] == '\0',
+                  "last record: %s (%s)", out->url[out->n - 1], out->error[out->n - 1]);
+    ck_assert_ptr_nonnull(find('B', "/robots.txt"));
+    free(out);
+}
+END_TEST
+
 /* A page cut by the link extractor's limits keeps the links before the
  * cut, and its record says it was cut. */
 START_TEST(a_page_cut_by_parse_limits_says_so)
@@ -525,6 +574,7 @@ int main(void)
     tcase_add_test(tc, rejected_content_types_are_not_read);
     tcase_add_test(tc, header_values_with_line_breaks_are_refused);
     tcase_add_test(tc, a_stalled_transfer_holds_up_nothing);
+    tcase_add_test(tc, a_slow_robots_txt_holds_up_no_other_host);
     tcase_add_test(tc, a_page_cut_by_parse_limits_says_so);
     tcase_add_test(tc, robots_meta_and_header_nofollow);
     tcase_add_test(tc, internal_addresses_are_blocked_unless_asked);
