@@ -5,10 +5,14 @@
 # What it does, in order:
 #   1. installs nginx(-light), wget2, GNU time and a C compiler with apt-get
 #      when one is missing (needs root then; nothing is installed otherwise);
-#   2. compiles bench/gen-site.c and writes one site per size (default
-#      20,000 and 100,000 pages of about 7 KB, 20 links each) into the work
-#      directory, reusing a site already written for the same size, port and
-#      generator;
+#   2. compiles the site generator and writes one site per size (default
+#      20,000 and 100,000 pages) into the work directory, reusing a site
+#      already written for the same size, port and generator: with --site
+#      light (the default) bench/gen-site.c, pages of about 7 KB and 20
+#      links each; with --site dense bench/gen-dense.c, pages shaped like a
+#      documentation site's (median about 5 KB and 15 links, 1% of pages of
+#      1-3 MB with 10,000-25,000 links; bench/dense-page.h has the
+#      distributions and their sources);
 #   3. for each site, starts a private nginx (`nginx -c CONF -p PREFIX`, its
 #      own config, 127.0.0.1 only, stopped at exit whatever happens) and
 #      crawls the site REPS times with each tool, alternating them so that
@@ -42,6 +46,12 @@ CPU seconds and peak resident memory for both, side by side.
 
   --workdir DIR       sites, nginx prefix and run files (default /tmp/sieve-crawlbench)
   --sizes LIST        site sizes in pages, space or comma separated (default 20000,100000)
+  --site KIND         light: bench/gen-site.c, every page about 7 KB with 20 links
+                      (the default); dense: bench/gen-dense.c, a documentation
+                      site's shape, median page about 5 KB with 15 links, 1% of
+                      pages of 1-3 MB with 10,000-25,000 links, a seventh of the
+                      links fragment-only, links repeated within a page, inline
+                      scripts and styles (about 2.8 GB at 100,000 pages)
   --concurrency N     total concurrent transfers for each tool (default 16)
   --workers W         sieve worker threads; each gets N/W transfers (default 2)
   --reps R            crawls per tool and site; the table shows medians (default 3)
@@ -59,6 +69,7 @@ EOF
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WORKDIR=/tmp/sieve-crawlbench
 SIZES="20000 100000"
+SITE=light
 CONC=16
 WORKERS=2
 REPS=3
@@ -90,6 +101,7 @@ parse_args() {
         case $1 in
         --workdir) WORKDIR=${2:?}; shift ;;
         --sizes) SIZES=${2//,/ }; shift ;;
+        --site) SITE=${2:?}; shift ;;
         --concurrency) CONC=${2:?}; shift ;;
         --workers) WORKERS=${2:?}; shift ;;
         --reps) REPS=${2:?}; shift ;;
@@ -112,6 +124,7 @@ parse_args() {
         is_uint "$s" || bad "site size '$s' is not a positive integer"
     done
     [[ -n $SIZES ]] || bad "no site size"
+    [[ $SITE == light || $SITE == dense ]] || bad "--site is light or dense, not '$SITE'"
     ((CONC % WORKERS == 0)) || bad "--concurrency $CONC is not a multiple of --workers $WORKERS"
     if [[ -n $PORT ]]; then
         if ! is_uint "$PORT" || ((PORT > 65535)); then
@@ -193,11 +206,24 @@ pick_port() {
 
 GEN=""
 
+GEN_SRC=()
+
 build_generator() {
-    GEN=$WORKDIR/gen-site
-    if [[ ! -x $GEN || $REPO/bench/gen-site.c -nt $GEN ]]; then
-        cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$GEN" "$REPO/bench/gen-site.c" ||
-            die "cannot compile bench/gen-site.c"
+    if [[ $SITE == dense ]]; then
+        GEN=$WORKDIR/gen-dense
+        GEN_SRC=("$REPO/bench/gen-dense.c" "$REPO/bench/dense-page.h")
+    else
+        GEN=$WORKDIR/gen-site
+        GEN_SRC=("$REPO/bench/gen-site.c")
+    fi
+    GEN_SRC+=("$REPO/bench/site-io.h")
+    local stale=0 f
+    for f in "${GEN_SRC[@]}"; do
+        if [[ $f -nt $GEN ]]; then stale=1; fi
+    done
+    if [[ ! -x $GEN ]] || ((stale)); then
+        cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -o "$GEN" "${GEN_SRC[0]}" -lm ||
+            die "cannot compile ${GEN_SRC[0]}"
     fi
 }
 
@@ -207,8 +233,9 @@ build_generator() {
 make_site() {
     local n=$1
     SITE_DIR=$WORKDIR/site-$n
+    if [[ $SITE == dense ]]; then SITE_DIR=$WORKDIR/dense-$n; fi
     local want
-    want="$n $PORT $(cksum <"$REPO/bench/gen-site.c" | cut -d' ' -f1)"
+    want="$n $PORT $(cat "${GEN_SRC[@]}" | cksum | cut -d' ' -f1)"
     if [[ -f $SITE_DIR/.stamp && $(head -n1 "$SITE_DIR/.stamp") == "$want" ]]; then
         SITE_COUNTS=$(sed -n 2p "$SITE_DIR/.stamp")
         SITE_NOTE="reused from an earlier run"
@@ -217,7 +244,7 @@ make_site() {
     rm -rf "$SITE_DIR"
     local t0 t1
     t0=$(date +%s.%N)
-    SITE_COUNTS=$("$GEN" "$SITE_DIR" "$n" "$PORT") || die "gen-site failed for $n pages"
+    SITE_COUNTS=$("$GEN" "$SITE_DIR" "$n" "$PORT") || die "$(basename "$GEN") failed for $n pages"
     t1=$(date +%s.%N)
     printf '%s\n%s\n' "$want" "$SITE_COUNTS" >"$SITE_DIR/.stamp"
     SITE_NOTE=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "generated in %.1f s", b - a }')
@@ -475,7 +502,7 @@ main() {
     echo "sieve crawl --delay 0 --host-connections $CONC --ignore-robots --quiet -o FILE ${SIEVE_ARGS:+$SIEVE_ARGS }(records to $WORKDIR/runs)"
     echo "fifo: the same with --host-connections 0 (no per-host scheduling)"
     echo "wget2 -r -l inf -O /dev/null --robots=off --no-parent -q --max-threads $CONC"
-    echo "$REPS runs per tool and site, alternating sieve, fifo and wget2"
+    echo "$REPS runs per tool and site, alternating sieve, fifo and wget2; $SITE site ($(basename "$GEN"))"
 
     local n rep
     for n in $SIZES; do

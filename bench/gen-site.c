@@ -47,6 +47,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "site-io.h"
+
 #define PER_DIR    1000
 #define NFILES     100 /* of each kind, .txt and .png */
 #define PAGE_BYTES 7000
@@ -166,30 +168,6 @@ static void anchor_missing(out *o, site *s, uint64_t *rng)
     put(o, "<a href=\"/gone/%ld.html\">gone</a>\n", k);
 }
 
-static int write_file(const char *path, const char *data, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return -1;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, data + done, len - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            close(fd);
-            return -1;
-        }
-        done += (size_t)n;
-    }
-    return close(fd);
-}
-
-static int make_dir(const char *path)
-{
-    return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 /* Page i: the head, then the 20 links, each after a stretch of filler. */
 static int write_page(site *s, long i, char *buf)
 {
@@ -288,16 +266,6 @@ static long count(const unsigned char *flags, long n)
     for (long i = 0; i < n; i++)
         c += flags[i];
     return c;
-}
-
-static long parse_long(const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-        return -1;
-    return v;
 }
 
 static int generate(site *s)
