@@ -1,12 +1,15 @@
 /* test-links.c - link extraction: which attributes, how they resolve,
  * nofollow, hostile pages, and chunking that changes nothing. */
 #include <check.h>
+#include <libxml/HTMLparser.h>
+#include <libxml/xpath.h>
 #include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bench/dense-page.h"
 #include "sieve/sieve.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -1015,6 +1018,249 @@ START_TEST(api_contract)
 }
 END_TEST
 
+/* Dense pages. The dense benchmark site's pages (bench/dense-page.h),
+ * fed in chunks of random sizes, give exactly the links of two references
+ * made without the extractor: the generator's own record of every link it
+ * wrote, and libxml2's DOM parser (htmlReadMemory) with an XPath query
+ * over the same bytes, each value canonicalized by sieve_canon_url()
+ * against the page URL. A link dropped, added, moved or resolved
+ * differently fails. */
+
+/* Adds one URL as a line, counted as a call. */
+static void url_line(sink *s, const char *url)
+{
+    sink_add(s, url);
+    sink_add(s, "\n");
+    s->calls++;
+}
+
+#define DENSE_PORT 8917
+/* Three directories, so that links go up and across them. */
+#define DENSE_PAGES 3000
+
+static const dense_site dense = {
+    .pages = DENSE_PAGES, .port = DENSE_PORT, .missing = DENSE_PAGES / 100, .seed = 7};
+
+static void page_url(char *out, size_t cap, long i)
+{
+    snprintf(out, cap, "http://127.0.0.1:%d/d/%ld/%ld.html", DENSE_PORT, i / DENSE_PER_DIR, i);
+}
+
+/* What the generator says it wrote: the canonical URL of every link a
+ * crawler follows, in page order. */
+static sink from_record(const dense_page *pg, size_t *refused)
+{
+    sink l = {0};
+    sink_add(&l, "");
+    char url[256];
+    *refused = 0;
+    for (size_t k = 0; k < pg->nrec; k++) {
+        const dense_rec *r = &pg->rec[k];
+        switch (r->kind) {
+        case DENSE_PAGE:
+            page_url(url, sizeof url, r->id);
+            break;
+        case DENSE_INDEX:
+            snprintf(url, sizeof url, "http://127.0.0.1:%d/index.html", DENSE_PORT);
+            break;
+        case DENSE_MISSING:
+            snprintf(url, sizeof url, "http://127.0.0.1:%d/gone/%ld.html", DENSE_PORT, r->id);
+            break;
+        case DENSE_REFUSED:
+            ++*refused;
+            continue;
+        }
+        url_line(&l, url);
+    }
+    return l;
+}
+
+/* libxml2's DOM parser over the same bytes, the link attributes taken in
+ * document order by XPath and canonicalized as the extractor does. */
+static sink from_dom(const char *html, size_t len, const char *page)
+{
+    sink l = {0};
+    sink_add(&l, "");
+    htmlDocPtr doc = htmlReadMemory(html, (int)len, page, "UTF-8",
+                                    HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
+                                        HTML_PARSE_NONET);
+    ck_assert_ptr_nonnull(doc);
+    xmlXPathContextPtr xp = xmlXPathNewContext(doc);
+    ck_assert_ptr_nonnull(xp);
+    xmlXPathObjectPtr set = xmlXPathEvalExpression(
+        BAD_CAST "//a/@href | //area/@href | //frame/@src | //iframe/@src", xp);
+    ck_assert_ptr_nonnull(set);
+    size_t cap = sieve_canon_max_len(canon) + 1;
+    char *out = malloc(cap);
+    ck_assert_ptr_nonnull(out);
+    int n = set->nodesetval ? set->nodesetval->nodeNr : 0;
+    for (int k = 0; k < n; k++) {
+        xmlChar *v = xmlNodeGetContent(set->nodesetval->nodeTab[k]);
+        const char *s = v ? (const char *)v : "";
+        if (sieve_canon_url(canon, page, s, strlen(s), out, cap, NULL) == SIEVE_OK)
+            url_line(&l, out);
+        xmlFree(v);
+    }
+    free(out);
+    xmlXPathFreeObject(set);
+    xmlXPathFreeContext(xp);
+    xmlFreeDoc(doc);
+    return l;
+}
+
+static void collect(void *ctx, const sieve_link *link)
+{
+    url_line(ctx, link->url);
+}
+
+/* The extractor, fed in chunks of random sizes: mostly a few KB as from
+ * a socket, some of a few bytes, some of hundreds of KB. */
+static sink extract(const char *html, size_t len, const char *page, uint64_t seed,
+                    sieve_links_stats *st)
+{
+    sink l = {0};
+    sink_add(&l, "");
+    sieve_links_opts o = {.canon = canon};
+    sieve_links *lx;
+    ck_assert_int_eq(sieve_links_new(&lx, page, &o, collect, &l), SIEVE_OK);
+    uint64_t r = seed;
+    int rc = SIEVE_OK;
+    for (size_t off = 0; off < len && rc == SIEVE_OK;) {
+        unsigned kind = (unsigned)dense_below(&r, 10);
+        long most = kind < 2 ? 16 : kind < 9 ? 4096 : 200000;
+        size_t n = (size_t)(1 + dense_below(&r, most));
+        if (n > len - off)
+            n = len - off;
+        rc = sieve_links_feed(lx, html + off, n);
+        off += n;
+    }
+    ck_assert_int_eq(rc, SIEVE_OK);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    sieve_links_stats_get(lx, st);
+    sieve_links_free(lx);
+    return l;
+}
+
+/* The first line where a and b differ, for the failure message. */
+static size_t first_difference(const sink *a, const sink *b, const char **at)
+{
+    size_t line = 1;
+    const char *p = a->text ? a->text : "", *q = b->text ? b->text : "";
+    for (; *p && *p == *q; p++, q++)
+        line += *p == '\n';
+    while (p > (a->text ? a->text : "") && p[-1] != '\n')
+        p--;
+    *at = p;
+    return line;
+}
+
+static void assert_same(const sink *got, const sink *want, const char *what, long page)
+{
+    const char *at;
+    size_t line = first_difference(got, want, &at);
+    const char *nl = strchr(at, '\n');
+    int shown = nl ? (int)(nl - at) : (int)strlen(at);
+    ck_assert_msg(got->calls == want->calls && got->len == want->len &&
+                      (got->len == 0 || memcmp(got->text, want->text, got->len) == 0),
+                  "page %ld: %zu links extracted, %zu in the %s; first difference at link %zu: "
+                  "%.*s",
+                  page, got->calls, want->calls, what, line, shown, at);
+}
+
+/* Extracts page i three times with different chunkings and compares. */
+static void check_dense_page(long i)
+{
+    dense_page pg = {0};
+    dense_write(&pg, &dense, i);
+    ck_assert(!pg.failed);
+    char page[128];
+    page_url(page, sizeof page, i);
+    size_t refused;
+    sink rec = from_record(&pg, &refused);
+    sink dom = from_dom(pg.p, pg.len, page);
+    assert_same(&dom, &rec, "generator's record (DOM reference)", i);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        sieve_links_stats st;
+        sink got = extract(pg.p, pg.len, page, (uint64_t)i * 1000 + seed, &st);
+        assert_same(&got, &rec, "generator's record", i);
+        assert_same(&got, &dom, "DOM reference", i);
+        ck_assert_uint_eq(st.found, pg.nrec);
+        ck_assert_uint_eq(st.passed, pg.nrec - refused);
+        ck_assert_uint_eq(st.scheme, refused);
+        ck_assert(!st.cut);
+        free(got.text);
+    }
+    free(rec.text);
+    free(dom.text);
+    dense_page_free(&pg);
+}
+
+START_TEST(dense_light_pages)
+{
+    /* the first pages, the first of the next directories, the last one
+     * (which links back to the index) */
+    static const long pick[] = {0,  1,   2,    3,    4,    5,    6,    7,    8,    9,
+                                10, 11,  12,   13,   14,   15,   16,   17,   18,   19,
+                                20, 999, 1000, 1001, 1998, 1999, 2000, 2001, 2998, 2999};
+    for (size_t k = 0; k < sizeof pick / sizeof *pick; k++) {
+        long links;
+        size_t bytes;
+        if (!dense_shape(&dense, pick[k], &links, &bytes))
+            check_dense_page(pick[k]);
+    }
+}
+END_TEST
+
+START_TEST(dense_heavy_pages)
+{
+    int seen = 0;
+    for (long i = 0; i < DENSE_PAGES && seen < 3; i++) {
+        long links;
+        size_t bytes;
+        if (dense_shape(&dense, i, &links, &bytes)) {
+            check_dense_page(i);
+            seen++;
+        }
+    }
+    ck_assert_int_eq(seen, 3);
+}
+END_TEST
+
+/* The references would let a wrong extractor through if they could not
+ * tell pages apart: a page with one href renamed must differ from the
+ * generator's record by exactly that link. */
+START_TEST(dense_dropped_link_is_seen)
+{
+    dense_page pg = {0};
+    dense_write(&pg, &dense, 5);
+    ck_assert(!pg.failed);
+    ck_assert_uint_gt(pg.nrec, 3);
+    size_t k = pg.nrec / 2;
+    while (k < pg.nrec && pg.rec[k].kind == DENSE_REFUSED)
+        k++;
+    ck_assert_uint_lt(k, pg.nrec);
+    /* "href=\"" precedes the value, possibly with blanks in between */
+    char *h = pg.p + pg.href_off[k];
+    while (memcmp(h - 6, "href=\"", 6) != 0)
+        h--;
+    memcpy(h - 6, "hrex", 4);
+    char page[128];
+    page_url(page, sizeof page, 5);
+    size_t refused;
+    sink rec = from_record(&pg, &refused);
+    sink dom = from_dom(pg.p, pg.len, page);
+    sieve_links_stats st;
+    sink got = extract(pg.p, pg.len, page, 1, &st);
+    ck_assert_uint_eq(got.calls + 1, rec.calls);
+    ck_assert_uint_eq(dom.calls, got.calls);
+    ck_assert(got.len != rec.len || memcmp(got.text, rec.text, got.len) != 0);
+    free(got.text);
+    free(rec.text);
+    free(dom.text);
+    dense_page_free(&pg);
+}
+END_TEST
+
 int main(void)
 {
     setlocale(LC_CTYPE, "C.UTF-8");
@@ -1048,6 +1294,13 @@ int main(void)
     tcase_add_test(tc, meta_charset_is_read_early_only);
     tcase_add_test(tc, api_contract);
     suite_add_tcase(s, tc);
+    TCase *dense_tc = tcase_create("dense");
+    tcase_add_checked_fixture(dense_tc, setup, teardown);
+    tcase_set_timeout(dense_tc, 600);
+    tcase_add_test(dense_tc, dense_light_pages);
+    tcase_add_test(dense_tc, dense_heavy_pages);
+    tcase_add_test(dense_tc, dense_dropped_link_is_seen);
+    suite_add_tcase(s, dense_tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);
