@@ -14,10 +14,16 @@
  * detection (BOM, <meta charset>; an undeclared page that is not UTF-8
  * falls back to ISO-8859-1). Its attribute values reach us as UTF-8.
  *
- * Each link goes straight through sieve_canon_url() into one buffer of
- * max_len + 1 bytes that lives as long as the extractor: nothing is kept
- * per link, so a page with a million links costs what a page with one
- * does. */
+ * Each link goes through sieve_canon_url() into one buffer of max_len + 1
+ * bytes that lives as long as the extractor, except that a page's hrefs
+ * are canonicalized once each: real pages repeat their links (navigation,
+ * the same type named in every signature of an API reference), and a
+ * fragment-only href ("#top", a seventh of the links on a documentation
+ * site) names the base itself. Each result is kept in a small per-page
+ * table keyed by the href as libxml2 delivers it; the table is bounded
+ * (HREF_MAX entries, HREF_ARENA_MAX bytes, then it starts over), so a page
+ * with a million links costs no more memory than one with a few
+ * thousand. */
 #include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
@@ -25,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 #include "bytes.h"
 #include "sieve/links.h"
@@ -48,6 +55,10 @@
 #define CONV_PIECE 1024
 /* Longest start tag libxml2 may hold behind such a converter. */
 #define CONV_TAG_MAX (16 * 1024)
+/* Most distinct hrefs, and bytes of hrefs and URLs, a page's table keeps
+ * before it starts over: about 220 KiB at most. */
+#define HREF_MAX       2048
+#define HREF_ARENA_MAX (128 * 1024)
 /* A <meta> charset is honoured in this many first bytes of the page... */
 #define SWITCH_WINDOW (64 * 1024)
 /* ...which reach libxml2 this many at a time. */
@@ -83,6 +94,25 @@ struct held {
     size_t loose;      /* attribute starts it may yet read elsewhere */
 };
 
+/* One href met on the page and what canonicalization made of it: its
+ * bytes, then the URL's, in the arena. */
+struct href {
+    uint64_t hash;
+    uint32_t key_off, key_len, url_len; /* the URL follows the key */
+    uint32_t host_off, host_len;
+    int status;
+    bool https;
+};
+
+struct href_table {
+    struct href *e;  /* entries, in the order met */
+    uint32_t n, cap; /* entries used, allocated */
+    uint32_t *slot;  /* open addressing: entry index + 1, 0 empty */
+    uint32_t mask;   /* slots - 1; slots >= 2 * cap */
+    char *arena;
+    size_t used, size;
+};
+
 struct sieve_links {
     htmlParserCtxtPtr ctxt;
     htmlSAXHandler sax;
@@ -111,6 +141,7 @@ struct sieve_links {
     unsigned char prev;                     /* last byte handed to libxml2 */
     size_t run;                             /* name characters it ended with */
     bool stopped;                           /* a limit ended the page: the rest is ignored */
+    struct href_table hrefs;                /* this page's hrefs, canonicalized */
     const xmlCharEncodingHandler *enc_seen; /* the converter last checked */
     bool enc_keeps_ascii;                   /* and whether it keeps ASCII */
     sieve_links_stats st;
@@ -204,6 +235,147 @@ static void count(sieve_links *lx, int status)
     }
 }
 
+static void hrefs_free(struct href_table *t)
+{
+    free(t->e);
+    free(t->slot);
+    free(t->arena);
+    *t = (struct href_table){0};
+}
+
+/* Empties the table, keeping its memory: the base changed, or it is full. */
+static void hrefs_clear(struct href_table *t)
+{
+    t->n = 0;
+    t->used = 0;
+    if (t->slot)
+        memset(t->slot, 0, ((size_t)t->mask + 1) * sizeof *t->slot);
+}
+
+static const struct href *hrefs_find(const struct href_table *t, const char *key, size_t len,
+                                     uint64_t hash)
+{
+    if (!t->slot)
+        return NULL;
+    for (uint32_t i = (uint32_t)hash & t->mask;; i = (i + 1) & t->mask) {
+        uint32_t k = t->slot[i];
+        if (k == 0)
+            return NULL;
+        const struct href *e = &t->e[k - 1];
+        if (e->hash == hash && e->key_len == len && memcmp(t->arena + e->key_off, key, len) == 0)
+            return e;
+    }
+}
+
+/* Room for one more entry of `bytes` arena bytes; false when memory ran
+ * out (the link is then simply not kept). */
+static bool hrefs_room(struct href_table *t, size_t bytes)
+{
+    if (t->n == HREF_MAX || t->used + bytes > HREF_ARENA_MAX) {
+        if (bytes > HREF_ARENA_MAX)
+            return false;
+        hrefs_clear(t);
+    }
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? 2 * t->cap : 32;
+        struct href *e = realloc(t->e, cap * sizeof *e);
+        uint32_t *slot = calloc(2 * (size_t)cap, sizeof *slot);
+        if (!e || !slot) {
+            free(slot);
+            if (e)
+                t->e = e;
+            return false;
+        }
+        t->e = e;
+        t->cap = cap;
+        free(t->slot);
+        t->slot = slot;
+        t->mask = 2 * cap - 1;
+        for (uint32_t k = 0; k < t->n; k++) {
+            uint32_t i = (uint32_t)t->e[k].hash & t->mask;
+            while (t->slot[i])
+                i = (i + 1) & t->mask;
+            t->slot[i] = k + 1;
+        }
+    }
+    if (t->used + bytes > t->size) {
+        size_t size = t->size ? t->size : 4096;
+        while (size < t->used + bytes)
+            size *= 2;
+        char *a = realloc(t->arena, size);
+        if (!a)
+            return false;
+        t->arena = a;
+        t->size = size;
+    }
+    return true;
+}
+
+static void hrefs_add(struct href_table *t, const char *key, size_t len, uint64_t hash,
+                      const sieve_link *link)
+{
+    size_t url_len = link->status == SIEVE_OK ? link->url_len : 0;
+    if (!hrefs_room(t, len + url_len))
+        return;
+    struct href *e = &t->e[t->n];
+    *e = (struct href){.hash = hash,
+                       .key_off = (uint32_t)t->used,
+                       .key_len = (uint32_t)len,
+                       .url_len = (uint32_t)url_len,
+                       .host_off = (uint32_t)link->info.host_off,
+                       .host_len = (uint32_t)link->info.host_len,
+                       .status = link->status,
+                       .https = link->info.https};
+    memcpy(t->arena + t->used, key, len);
+    memcpy(t->arena + t->used + len, link->url, url_len);
+    t->used += len + url_len;
+    uint32_t i = (uint32_t)hash & t->mask;
+    while (t->slot[i])
+        i = (i + 1) & t->mask;
+    t->slot[i] = ++t->n;
+}
+
+/* Whether an href names the base itself: nothing but a fragment once the
+ * blanks and controls that canonicalization trims are gone. */
+static bool fragment_only(const char *v)
+{
+    while (*v && (unsigned char)*v <= 0x20)
+        v++;
+    return *v == '\0' || *v == '#';
+}
+
+/* Canonicalizes value (n bytes) into link, or takes what this page's
+ * table holds for it. Every fragment-only href shares the entry of "". */
+static void resolve(sieve_links *lx, const char *value, size_t n, sieve_link *link)
+{
+    const char *key = value;
+    if (fragment_only(value))
+        key = "", n = 0;
+    uint64_t hash = XXH3_64bits(key, n);
+    const struct href *e = hrefs_find(&lx->hrefs, key, n, hash);
+    if (e) {
+        link->status = e->status;
+        if (e->status == SIEVE_OK) {
+            memcpy(lx->out, lx->hrefs.arena + e->key_off + e->key_len, e->url_len);
+            lx->out[e->url_len] = '\0';
+        }
+        link->info = (sieve_canon_info){
+            .len = e->url_len, .host_off = e->host_off, .host_len = e->host_len, .https = e->https};
+        return;
+    }
+    link->status =
+        lx->base_u != NULL
+            ? sieve_canon_url_parsed(lx->canon, lx->base_u, key, n, lx->out, lx->cap, &link->info)
+            : sieve_canon_url(lx->canon, lx->base, key, n, lx->out, lx->cap, &link->info);
+    if (link->status == SIEVE_ENOMEM)
+        return;
+    if (link->status == SIEVE_OK) {
+        link->url = lx->out;
+        link->url_len = link->info.len;
+    }
+    hrefs_add(&lx->hrefs, key, n, hash, link);
+}
+
 /* The first <base> with an href fixes the base for the links after it.
  * A base that does not resolve to an http(s) URL leaves the page URL in
  * place, as HTML falls back to the document URL. */
@@ -217,6 +389,7 @@ static void on_base(sieve_links *lx, const char *href)
     lx->st.base_used = strcmp(lx->base, lx->page) != 0;
     curl_url_cleanup(lx->base_u);
     lx->base_u = sieve_canon_parse_base(lx->base);
+    hrefs_clear(&lx->hrefs);
 }
 
 static void on_link(sieve_links *lx, const char *tag, const char *value, const xmlChar **atts)
@@ -236,10 +409,11 @@ static void on_link(sieve_links *lx, const char *tag, const char *value, const x
                        .raw_len = n > lx->max_ref ? 0 : n,
                        .tag = tag,
                        .nofollow = nofollow};
-    link.status =
-        lx->base_u != NULL
-            ? sieve_canon_url_parsed(lx->canon, lx->base_u, value, n, lx->out, lx->cap, &link.info)
-            : sieve_canon_url(lx->canon, lx->base, value, n, lx->out, lx->cap, &link.info);
+    /* A value too long to canonicalize is refused by its length alone. */
+    if (n > lx->max_ref)
+        link.status = sieve_canon_url(lx->canon, lx->base, value, n, lx->out, lx->cap, &link.info);
+    else
+        resolve(lx, value, n, &link);
     count(lx, link.status);
     if (link.status == SIEVE_OK) {
         link.url = lx->out;
@@ -328,6 +502,7 @@ void sieve_links_free(sieve_links *lx)
     free(lx->page);
     free(lx->base);
     curl_url_cleanup(lx->base_u);
+    hrefs_free(&lx->hrefs);
     free(lx->out);
     free(lx->stage);
     free(lx);
