@@ -933,9 +933,9 @@ static int copy_layers(ckpt_writer *w, pthread_mutex_t *lock, sieve_seen *seen, 
 
 /* Under the lock: the list, P and H, at one instant. */
 static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers,
-                   fstate_list_fn list, void *ud, ckpt_info *ci, int *fd)
+                   fstate_list_fn list, void *ud, ckpt_info *ci)
 {
-    int rc = flush(s); /* every bit the copy holds must be in the journal */
+    int rc = flush(s); /* P must cover every push so far */
     if (rc != SIEVE_OK)
         return rc;
     ci->layers = nlayers;
@@ -949,8 +949,6 @@ static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers
     rc = list(ud, w, &ci->done, &ci->spilled);
     if (rc != SIEVE_OK)
         return rc;
-    if ((*fd = journal_dup_fd(s->j)) < 0)
-        return SIEVE_EIO;
     s->appended = 0;
     return SIEVE_OK;
 }
@@ -961,7 +959,6 @@ static int checkpoint(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate
     char msg[768] = "";
     ckpt_writer *w = NULL;
     ckpt_info ci = {0};
-    int fd = -1;
     pthread_mutex_lock(lock);
     unsigned nlayers = seen_layer_count(seen);
     uint64_t layer_bytes = 0;
@@ -972,15 +969,18 @@ static int checkpoint(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate
     }
     int rc = s->failed ? SIEVE_EIO : ckpt_writer_open(&w, s->path, layer_bytes, msg, sizeof msg);
     if (rc == SIEVE_OK)
-        rc = capture(s, w, seen, nlayers, list, ud, &ci, &fd);
+        rc = capture(s, w, seen, nlayers, list, ud, &ci);
     pthread_mutex_unlock(lock);
-    /* The journal up to P first: the spill between H and P lives there only. */
-    if (rc == SIEVE_OK && fdatasync(fd) != 0)
-        rc = SIEVE_EIO;
-    if (fd >= 0)
-        close(fd);
     if (rc == SIEVE_OK)
         rc = copy_layers(w, lock, seen, nlayers);
+    /* Then the journal, written out and synced, before the checkpoint that
+     * counts on it: the spill between H and P lives there only, and so do
+     * the URLs of the bits the copy took after P, some of them perhaps
+     * still in the packing buffer. A bit in the checkpoint whose URL is in
+     * no journal record would be a URL lost: refused as seen when its
+     * page is fetched again after a kill. */
+    if (rc == SIEVE_OK)
+        rc = sync_journal(s, lock);
     if (rc == SIEVE_OK) {
         rc = ckpt_commit(w, &ci, msg, sizeof msg);
         w = NULL;
