@@ -638,6 +638,10 @@ int fstate_replay(fstate *s, sieve_seen *seen, fstate_pending_fn pending, void *
     s->appended = 0;
     int rc = replay_all(&p);
     p.found.done = p.ci.done + p.done->n + (uint64_t)p.done->has_zero;
+    if (rc == SIEVE_OK && p.found.spilled == 0 && s->head != NULL) {
+        journal_reader_close(s->head); /* nothing to read: no spill */
+        s->head = NULL;
+    }
     /* the spill read back from the head passes URLs done before the kill */
     if (rc == SIEVE_OK && s->head != NULL)
         s->done = p.done;
@@ -949,6 +953,10 @@ static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers
     rc = list(ud, w, &ci->done, &ci->spilled);
     if (rc != SIEVE_OK)
         return rc;
+    /* A head with nothing left to read (a resume's, whose spill was all
+     * done) is no spill: pushes since went to memory, and a resume that
+     * read from its position would hand them out again. */
+    ci->spilling = ci->spilling && ci->spilled > 0;
     s->appended = 0;
     return SIEVE_OK;
 }
