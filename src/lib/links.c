@@ -327,7 +327,8 @@ static void hrefs_add(struct href_table *t, const char *key, size_t len, uint64_
                        .status = link->status,
                        .https = link->info.https};
     memcpy(t->arena + t->used, key, len);
-    memcpy(t->arena + t->used + len, link->url, url_len);
+    if (url_len > 0) /* a refused link has no URL */
+        memcpy(t->arena + t->used + len, link->url, url_len);
     t->used += len + url_len;
     uint32_t i = (uint32_t)hash & t->mask;
     while (t->slot[i])
