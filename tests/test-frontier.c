@@ -553,6 +553,14 @@ START_TEST(bad_arguments_are_refused)
     cfg.seen.capacity = 0;
     ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_EINVAL);
     ck_assert_ptr_null(f);
+    /* what only a frontier on a directory takes */
+    for (int i = 0; i < 3; i++) {
+        sieve_frontier_config_init(&cfg);
+        uint64_t *v[] = {&cfg.queue_memory, &cfg.segment_bytes, &cfg.checkpoint_bytes};
+        *v[i] = 1u << 20;
+        ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_EINVAL);
+        ck_assert_ptr_null(f);
+    }
     sieve_frontier_config_init(&cfg);
     ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
     char buf[8];

@@ -143,8 +143,9 @@ typedef struct sieve_frontier_stats {
 /* Fills cfg with the defaults. */
 SIEVE_API void sieve_frontier_config_init(sieve_frontier_config *cfg);
 
-/* Creates a frontier. SIEVE_EINVAL for max_url_len 0 or an invalid seen
- * config; the errors of sieve_seen_new(); SIEVE_ENOMEM. */
+/* Creates a frontier. SIEVE_EINVAL for max_url_len 0, an invalid seen
+ * config, or a setting only sieve_frontier_open() takes (queue_memory,
+ * segment_bytes, checkpoint_bytes); the errors of sieve_seen_new(); SIEVE_ENOMEM. */
 SIEVE_API int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg);
 
 /* Opens a durable frontier whose state lives in directory dir (created

@@ -125,7 +125,8 @@ void sieve_frontier_config_init(sieve_frontier_config *cfg)
 int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
 {
     if (out == NULL || cfg == NULL || cfg->max_url_len == 0 ||
-        cfg->max_url_len > SIEVE_HASHSET_KEY_MAX || cfg->queue_memory > 0 || cfg->segment_bytes > 0)
+        cfg->max_url_len > SIEVE_HASHSET_KEY_MAX || cfg->queue_memory > 0 ||
+        cfg->segment_bytes > 0 || cfg->checkpoint_bytes > 0)
         return SIEVE_EINVAL;
     const sieve_politeness *pol = &cfg->politeness;
     if (pol->enabled && (pol->max_conns == 0 || !(pol->delay_s >= 0) || !(pol->max_delay_s >= 0)))
