@@ -435,6 +435,34 @@ START_TEST(checkpoints_give_back_the_journal)
 }
 END_TEST
 
+/* A URL waiting to be retried is queued as far as a checkpoint goes: the
+ * journal that pushed it may be given back, and the URL survives. */
+START_TEST(a_url_waiting_for_its_retry_is_kept_by_checkpoints)
+{
+    sieve_frontier_config cfg = config(1);
+    cfg.segment_bytes = 4096;
+    sieve_frontier *f;
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_OK);
+    push_range(f, 0, 1);
+    char buf[64];
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_retry_later(f, &u, 60), SIEVE_OK);
+    push_range(f, 1, 2000); /* journal segments enough to give some back */
+    int got[2000];
+    ck_assert_int_eq(drain(f, got, 2000), 1999);
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_EAGAIN);
+    sieve_frontier_free(f); /* a checkpoint, the journal given back */
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "test $(ls '%s/journal' | wc -l) -le 2", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    f = open_state(1);
+    ck_assert_int_eq(drain(f, got, 2000), 1);
+    ck_assert_int_eq(got[0], 0);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 /* ---- the queue's memory budget: the spill ---- */
 
 enum { HOSTS = 10000 };
@@ -905,6 +933,7 @@ int main(void)
     tcase_add_test(tc, a_journal_cut_before_its_checkpoint_is_refused);
     tcase_add_test(tc, a_damaged_checkpoint_is_refused);
     tcase_add_test(tc, checkpoints_give_back_the_journal);
+    tcase_add_test(tc, a_url_waiting_for_its_retry_is_kept_by_checkpoints);
     tcase_add_test(tc, a_kill_with_a_spill_loses_nothing);
     tcase_add_test(tc, a_kill_after_a_checkpoint_loses_nothing);
     tcase_add_test(tc, an_in_memory_frontier_spills_to_a_temporary_directory);

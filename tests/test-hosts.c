@@ -287,6 +287,69 @@ START_TEST(a_requeue_restarts_the_hosts_delay)
 }
 END_TEST
 
+/* A paused host gives no URL until its pause ends, its URLs kept, while
+ * other hosts go on; a shorter pause does not cut a longer one short. */
+START_TEST(a_paused_host_waits_and_others_go_on)
+{
+    sieve_frontier *f = make(2, 0);
+    push(f, "http://a.test/1");
+    push(f, "http://b.test/1");
+    ck_assert_int_eq(sieve_frontier_pause_host(f, "a.test", 6, 5), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_pause_host(f, "a.test", 6, 1), SIEVE_OK);
+    char x[64];
+    sieve_url u = take(f, x, sizeof x, "http://b.test/1");
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    double ready_in = 0;
+    ck_assert_int_eq(sieve_frontier_try_pop(f, x, sizeof x, &u, &ready_in), SIEVE_EAGAIN);
+    ck_assert_msg(ready_in > 4.5 && ready_in <= 5, "ready in %.3f s", ready_in);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.queue_len, 1);
+    /* a host not seen yet is paused before its first URL */
+    ck_assert_int_eq(sieve_frontier_pause_host(f, "c.test", 6, 5), SIEVE_OK);
+    push(f, "http://c.test/1");
+    ck_assert_int_eq(sieve_frontier_try_pop(f, x, sizeof x, &u, &ready_in), SIEVE_EAGAIN);
+    ck_assert_int_eq(sieve_frontier_pause_host(f, "a.test", 6, -1), SIEVE_EINVAL);
+    sieve_frontier_free(f);
+
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_pause_host(f, "a.test", 6, 1), SIEVE_ESTATE);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* A URL to retry later waits off its host: the host gives its next URL
+ * at once, even at its connection limit; the waiting URL counts as queued,
+ * keeps the frontier from draining, and comes back first when due. */
+START_TEST(a_url_retried_later_waits_off_its_host)
+{
+    sieve_frontier *f = make(1, 0);
+    push(f, "http://a.test/1");
+    push(f, "http://a.test/2");
+    char x[64];
+    sieve_url u = take(f, x, sizeof x, "http://a.test/1");
+    double t0 = now();
+    ck_assert_int_eq(sieve_frontier_retry_later(f, &u, 0.3), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_ESTATE); /* no longer in flight */
+    sieve_url v = take(f, x, sizeof x, "http://a.test/2");
+    ck_assert_int_eq(sieve_frontier_done(f, &v), SIEVE_OK);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.queue_len, 1);
+    double ready_in = 0;
+    ck_assert_int_eq(sieve_frontier_try_pop(f, x, sizeof x, &v, &ready_in), SIEVE_EAGAIN);
+    ck_assert_msg(ready_in > 0.2 && ready_in <= 0.3, "ready in %.3f s", ready_in);
+    u = take_after(f, x, sizeof x, "http://a.test/1", 1);
+    ck_assert_msg(now() - t0 >= 0.29, "back after %.3f s", now() - t0);
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_pop(f, x, sizeof x, &u, 0), SIEVE_EDRAINED);
+    ck_assert_int_eq(sieve_frontier_retry_later(f, &u, 1), SIEVE_ESTATE);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 START_TEST(bad_politeness_is_refused)
 {
     sieve_frontier_config cfg;
@@ -316,6 +379,8 @@ int main(void)
     tcase_add_test(tc, done_frees_only_the_host_of_the_popped_url);
     tcase_add_test(tc, a_requeued_url_comes_back_first_and_a_held_host_waits);
     tcase_add_test(tc, a_requeue_restarts_the_hosts_delay);
+    tcase_add_test(tc, a_paused_host_waits_and_others_go_on);
+    tcase_add_test(tc, a_url_retried_later_waits_off_its_host);
     tcase_add_test(tc, bad_politeness_is_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -274,10 +274,28 @@ SIEVE_API int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u);
  * SIEVE_EINVAL for a negative pause. Thread-safe. */
 SIEVE_API int sieve_frontier_requeue_after(sieve_frontier *f, const sieve_url *u, double pause_s);
 
+/* As requeue(), except that u waits wait_s seconds off its host before it
+ * goes back in front of the host's queue: to retry a URL after a failure
+ * without holding up its host, whose other URLs go on meanwhile. The
+ * waiting URL counts as queued (stats.queue_len; the crawl is not
+ * drained) and is in the checkpoints of a durable frontier. u is checked
+ * as done() checks it (SIEVE_ESTATE, nothing changed); it needs per-host
+ * scheduling (else SIEVE_ESTATE); SIEVE_EINVAL for a negative wait;
+ * SIEVE_ENOMEM leaves it in flight. Thread-safe. */
+SIEVE_API int sieve_frontier_retry_later(sieve_frontier *f, const sieve_url *u, double wait_s);
+
 /* Holds a host (pop() gives none of its URLs) or releases it, e.g. while
  * its robots.txt is fetched. Needs per-host scheduling (else SIEVE_ESTATE).
  * Thread-safe. */
 SIEVE_API int sieve_frontier_hold_host(sieve_frontier *f, const char *host, size_t len, bool hold);
+
+/* Starts no URL of one host (as set_host_delay() names it) for pause_s
+ * seconds from now, or until an earlier pause ends if that is later: to
+ * leave a failing server alone for a while. Its URLs stay queued.
+ * SIEVE_ESTATE without per-host scheduling, SIEVE_EINVAL for a negative
+ * pause. Thread-safe. */
+SIEVE_API int sieve_frontier_pause_host(sieve_frontier *f, const char *host, size_t len,
+                                        double pause_s);
 
 /* Sets the delay between request starts for one host (host is the
  * authority, "name" or "name:port", len bytes), e.g. from robots.txt's

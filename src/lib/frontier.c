@@ -45,6 +45,7 @@
 #include "checkpoint.h"
 #include "frontier-state.h"
 #include "hosts.h"
+#include "later.h"
 #include "sieve/fifo.h"
 #include "sieve/frontier.h"
 #include "sieve/hashset.h"
@@ -94,6 +95,7 @@ struct sieve_frontier {
     flight *flights;    /* the URLs in flight, by ticket index */
     uint32_t nflights, cap_flights;
     uint32_t free_flight; /* head of the free slots, or FLIGHT_NONE */
+    later later;          /* URLs given back to wait for a time: retries */
 };
 
 /* What push() decided under the lock and must log after releasing it. */
@@ -188,6 +190,7 @@ void sieve_frontier_free(sieve_frontier *f)
     for (uint32_t i = 0; i < f->nflights; i++)
         free(f->flights[i].url);
     free(f->flights);
+    later_free(&f->later);
     free(f);
 }
 
@@ -235,6 +238,9 @@ static int list_locked(void *ud, struct ckpt_writer *w, uint64_t *done, uint64_t
     }
     *done = f->st.done;
     *spilled = f->spilled;
+    int rc = later_foreach(&f->later, put_queued, w);
+    if (rc != SIEVE_OK)
+        return rc;
     return f->hosts != NULL ? hosts_foreach(f->hosts, put_queued, w)
                             : sieve_fifo_foreach(f->queue, put_queued, w);
 }
@@ -595,7 +601,8 @@ int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len)
 
 static uint64_t queued_locked(const sieve_frontier *f)
 {
-    return (f->hosts != NULL ? hosts_queued(f->hosts) : sieve_fifo_length(f->queue)) + f->spilled;
+    return (f->hosts != NULL ? hosts_queued(f->hosts) : sieve_fifo_length(f->queue)) + f->spilled +
+           f->later.n;
 }
 
 static int drained_locked(const sieve_frontier *f)
@@ -736,6 +743,21 @@ static int refill_locked(sieve_frontier *f, double now)
     return SIEVE_OK;
 }
 
+/* URLs whose wait is over go back in front of their hosts' queues. One
+ * that cannot (no memory) waits on and is tried at the next look. */
+static void release_due_locked(sieve_frontier *f, double now)
+{
+    const later_url *first;
+    while ((first = later_first(&f->later)) != NULL && first->due <= now) {
+        if (hosts_return(f->hosts, first->host, first->url, first->len, first->tag) != SIEVE_OK)
+            return;
+        later_url u = later_take(&f->later);
+        if (f->budget > 0)
+            f->ram_bytes += u.len + SIEVE_QUEUE_ENTRY_COST;
+        free(u.url);
+    }
+}
+
 /* Takes the next URL if one may be fetched now. Without per-host
  * scheduling that is the oldest URL; with it, the oldest URL of the host
  * that has been ready longest. On SIEVE_EAGAIN, *next_ready says when a
@@ -752,7 +774,11 @@ static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sie
         return rc;
     /* One byte is kept back for the terminating NUL. */
     if (f->hosts != NULL) {
+        release_due_locked(f, now);
         rc = hosts_pop(f->hosts, now, buf, cap - 1, &len, &tag, &host, next_ready);
+        const later_url *first = later_first(&f->later);
+        if (rc == SIEVE_EAGAIN && first != NULL && first->due < *next_ready)
+            *next_ready = first->due;
     } else {
         rc = sieve_fifo_pop(f->queue, buf, cap - 1, &len, &tag);
         *next_ready = 1.0 / 0.0;
@@ -864,6 +890,16 @@ int sieve_frontier_done(sieve_frontier *f, const sieve_url *u)
     return rc;
 }
 
+/* A URL given back unfetched: no longer in flight, nor counted as popped;
+ * its host may give another URL now. */
+static void give_back_locked(sieve_frontier *f, flight *x)
+{
+    land_locked(f, x);
+    f->st.in_flight--;
+    f->st.popped--;
+    wake_locked(f, false);
+}
+
 int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
 {
     return sieve_frontier_requeue_after(f, u, 0);
@@ -882,12 +918,29 @@ int sieve_frontier_requeue_after(sieve_frontier *f, const sieve_url *u, double p
                  ? SIEVE_ESTATE
                  : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth, now_s(), pause_s);
     if (rc == SIEVE_OK) {
-        land_locked(f, x);
         if (f->budget > 0)
             f->ram_bytes += u->len + SIEVE_QUEUE_ENTRY_COST;
-        f->st.in_flight--;
-        f->st.popped--;
-        wake_locked(f, false);
+        give_back_locked(f, x);
+    }
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+int sieve_frontier_retry_later(sieve_frontier *f, const sieve_url *u, double wait_s)
+{
+    if (f == NULL || u == NULL || u->url == NULL || !(wait_s >= 0))
+        return SIEVE_EINVAL;
+    if (f->hosts == NULL)
+        return SIEVE_ESTATE;
+    uint64_t h = url_hash(u->url, u->len);
+    pthread_mutex_lock(&f->lock);
+    flight *x = flight_of_locked(f, u, h);
+    int rc = SIEVE_ESTATE;
+    if (x != NULL)
+        rc = later_add(&f->later, now_s() + wait_s, x->host, u->url, u->len, u->depth);
+    if (rc == SIEVE_OK && (rc = hosts_done(f->hosts, x->host)) >= 0) {
+        give_back_locked(f, x);
+        rc = SIEVE_OK;
     }
     pthread_mutex_unlock(&f->lock);
     return rc;
@@ -903,6 +956,18 @@ int sieve_frontier_hold_host(sieve_frontier *f, const char *host, size_t len, bo
     int rc = hosts_hold(f->hosts, host, len, hold);
     if (rc == SIEVE_OK && !hold)
         wake_locked(f, true);
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+int sieve_frontier_pause_host(sieve_frontier *f, const char *host, size_t len, double pause_s)
+{
+    if (f == NULL || host == NULL || !(pause_s >= 0))
+        return SIEVE_EINVAL;
+    if (f->hosts == NULL)
+        return SIEVE_ESTATE;
+    pthread_mutex_lock(&f->lock);
+    int rc = hosts_pause(f->hosts, host, len, now_s() + pause_s);
     pthread_mutex_unlock(&f->lock);
     return rc;
 }

@@ -310,10 +310,9 @@ int hosts_done(sieve_hosts *h, uint32_t host_id)
     return !was_ready && h->host[host_id].heap_pos >= 0;
 }
 
-int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag,
-                  double now, double pause_s)
+int hosts_return(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag)
 {
-    if (host_id >= h->nhosts || h->host[host_id].in_flight == 0)
+    if (host_id >= h->nhosts)
         return SIEVE_ESTATE;
     host_state *x = &h->host[host_id];
     if (x->returned == NULL && sieve_fifo_new(&x->returned) != SIEVE_OK)
@@ -321,14 +320,32 @@ int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len,
     int rc = sieve_fifo_push(x->returned, url, len, tag);
     if (rc != SIEVE_OK)
         return rc;
-    x->in_flight--;
     h->queued++;
+    reconsider(h, host_id);
+    return SIEVE_OK;
+}
+
+int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag,
+                  double now, double pause_s)
+{
+    if (host_id >= h->nhosts || h->host[host_id].in_flight == 0)
+        return SIEVE_ESTATE;
+    host_state *x = &h->host[host_id];
     /* What happened in the URL's place (a robots.txt fetch) was a request
      * to the host: its delay counts from now. */
+    x->in_flight--;
+    int rc = hosts_return(h, host_id, url, len, tag);
+    if (rc != SIEVE_OK) {
+        x->in_flight++;
+        return rc;
+    }
+    /* later, never earlier: the heap moves it down */
     double wait = pause_s > x->delay ? pause_s : x->delay;
-    if (x->next_start < now + wait)
+    if (x->next_start < now + wait) {
         x->next_start = now + wait;
-    reconsider(h, host_id);
+        if (x->heap_pos >= 0)
+            sift_down(h, (uint32_t)x->heap_pos);
+    }
     return SIEVE_OK;
 }
 
@@ -371,6 +388,20 @@ int hosts_set_delay(sieve_hosts *h, const char *name, size_t len, double delay)
     if (x->heap_pos >= 0) {
         sift_up(h, (uint32_t)x->heap_pos);
         sift_down(h, (uint32_t)x->heap_pos);
+    }
+    return SIEVE_OK;
+}
+
+int hosts_pause(sieve_hosts *h, const char *name, size_t len, double until)
+{
+    int64_t id = lookup(h, name, len, 1);
+    if (id < 0)
+        return (int)id;
+    host_state *x = &h->host[id];
+    if (x->next_start < until) {
+        x->next_start = until;
+        if (x->heap_pos >= 0)
+            sift_down(h, (uint32_t)x->heap_pos);
     }
     return SIEVE_OK;
 }

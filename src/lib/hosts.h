@@ -36,6 +36,10 @@ int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, ui
  * host or one with nothing in flight. */
 int hosts_done(sieve_hosts *h, uint32_t host_id);
 
+/* Puts url in front of host_id's queue (after URLs returned before it),
+ * as a URL given back; nothing about the host's connections changes. */
+int hosts_return(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag);
+
 /* Gives back a popped URL of host_id unfetched: it leaves the host's
  * in-flight count and is served again before the host's other URLs, not
  * before the host's delay, or pause_s if longer, has passed from now. */
@@ -45,6 +49,11 @@ int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len,
 /* Holds a host (it is given no URL) or releases it. Creates the host if
  * needed. */
 int hosts_hold(sieve_hosts *h, const char *host, size_t len, bool held);
+
+/* Starts no request to a host before until (a time of the caller's
+ * clock), e.g. while a failing server is left alone. Creates the host if
+ * needed. */
+int hosts_pause(sieve_hosts *h, const char *host, size_t len, double until);
 
 /* Sets a host's own delay between request starts (from robots.txt's
  * Crawl-delay), capped at the policy's max_delay. Creates the host if

@@ -1,0 +1,40 @@
+/* later.h - URLs that wait for a time before they go back to their
+ * host's queue: a frontier's retries. */
+#ifndef SIEVE_LATER_H
+#define SIEVE_LATER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sieve/fifo.h"
+
+typedef struct later_url {
+    double due; /* when it may go back */
+    uint32_t host;
+    uint32_t tag;
+    size_t len;
+    char *url; /* owned: len bytes */
+} later_url;
+
+/* A min-heap on due; zero-initialized is empty. */
+typedef struct later {
+    later_url *heap;
+    size_t n, cap;
+} later;
+
+/* Adds a copy of url. SIEVE_OK or SIEVE_ENOMEM (nothing added). */
+int later_add(later *l, double due, uint32_t host, const char *url, size_t len, uint32_t tag);
+
+/* The URL due first, or NULL when none waits. */
+const later_url *later_first(const later *l);
+
+/* Removes the URL due first; its url is the caller's to free. */
+later_url later_take(later *l);
+
+/* Calls fn for each waiting URL, in no order, until fn returns nonzero
+ * (which is returned). */
+int later_foreach(const later *l, sieve_fifo_visit_fn fn, void *ud);
+
+void later_free(later *l);
+
+#endif
