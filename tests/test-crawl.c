@@ -160,22 +160,13 @@ static crawl_run crawl(const char *const *extra)
     path_in_tmp(out, sizeof out, "records.jsonl");
     path_in_tmp(err, sizeof err, "stderr.txt");
     /* one host, our own: no delay, as many connections as transfers */
-    char *argv[64] = {(char *)sieve_bin,
-                      "crawl",
-                      "--quiet",
-                      "-o",
-                      out,
-                      "--timeout",
-                      "30",
-                      "--low-speed",
-                      "1000,2",
-                      "--max-page-bytes",
-                      "8000000",
-                      "--delay",
-                      "0",
-                      "--host-connections",
-                      "64"};
-    int n = 15;
+    char *argv[64] = {(char *)sieve_bin, "crawl", "--quiet", "-o", out, "--timeout", "30",
+                      "--low-speed", "1000,2", "--max-page-bytes", "8000000", "--delay", "0",
+                      "--host-connections", "64",
+                      /* the hostile web's broken and slow pages are tried
+                         again: once, and soon */
+                      "--retries", "1", "--retry-wait", "0.05", "--retry-max-wait", "0.5"};
+    int n = 21;
     for (; extra != NULL && *extra != NULL; extra++)
         argv[n++] = (char *)*extra;
     argv[n++] = base;

@@ -260,6 +260,13 @@ static int on_body(void *ud, const sieve_crawl_body *b)
         e = &x->b[x->nb++];
         *e = (body){.url = strdup(b->url), .status = b->status, .thread = pthread_self()};
     }
+    if (b->offset == 0 && e->len > 0) {
+        /* a URL tried again (a timeout, a 5xx) streams its body anew, on
+         * whichever worker took it */
+        e->len = 0;
+        e->thread = pthread_self();
+        e->status = b->status;
+    }
     if (b->offset != e->len)
         e->bad_offset = true;
     if (!pthread_equal(e->thread, pthread_self()))
@@ -350,6 +357,9 @@ static void test_options(sieve_crawl_options *o)
     o->low_speed_bytes = 1000;
     o->low_speed_time_s = 2;
     o->max_page_bytes = 8000000; /* above the 5.7 MB page of 100,000 links */
+    o->retries = 1;              /* the hostile pages that fail are tried again, once */
+    o->retry_wait_s = 0.01;      /* and soon */
+    o->retry_max_wait_s = 0.1;
     o->seen.kind = SIEVE_SEEN_EXACT;
     o->logger = (sieve_logger){.fn = log_to_stderr, .level = SIEVE_LOG_WARN};
 }

@@ -480,7 +480,8 @@ static void options(sieve_crawl_options *o)
     o->timeout_s = 20;
     o->max_page_bytes = MAX_PAGE;
     o->stop_grace_s = 0;
-    o->proxy = ""; /* no proxy from the environment */
+    o->proxy = "";  /* no proxy from the environment */
+    o->retries = 0; /* one transfer per URL; test-retries has the retried ones */
 }
 
 static void crawler(ctx *x, const sieve_crawl_options *o, const char *seed_path)

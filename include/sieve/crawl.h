@@ -91,6 +91,18 @@ typedef struct sieve_crawl_options {
     bool netrc;              /* credentials from a .netrc file, per host */
     const char *netrc_file;  /* NULL: ~/.netrc */
     double stop_grace_s;     /* after stop(), transfers in flight get this long; default 5 */
+    /* Retries: a fetch that found no server, timed out, lost its
+     * connection midway or got 429 or a 5xx is tried again, up to retries
+     * more times (0 .. 7), after retry_wait_s doubled with each retry,
+     * with jitter; it waits off its host, whose other URLs go on. The
+     * whole host rests when it asks to (429, 503: its Retry-After, else
+     * the same doubling pause) or fails 3 times in a row, longer with
+     * each further failure, its URLs kept. Every wait is capped at
+     * retry_max_wait_s. robots.txt is not retried: its failures have
+     * their RFC 9309 meaning. */
+    unsigned retries;        /* default 3 */
+    double retry_wait_s;     /* default 2 */
+    double retry_max_wait_s; /* default 600; a retry_wait_s above it is cut to it */
 
     /* Politeness */
     unsigned host_connections; /* a host's transfers at once; 0: no limit, no delay; default 2 */
@@ -233,6 +245,7 @@ typedef struct sieve_crawl_transfer {
                               "unspecified" (stopped on purpose: rejected type,
                               a callback, a parse error) */
     bool aborted;          /* ended by stop()'s abort or a failed run: no record */
+    bool retried;          /* failed, and its URL will be tried again: no record */
     bool has_record;       /* on_record follows for this transfer */
 } sieve_crawl_transfer;
 
@@ -262,8 +275,8 @@ typedef struct sieve_crawl_record {
                                    as WARC-Payload-Digest; NULL: no response, or
                                    options.payload_digest false */
     sieve_crawl_outcome outcome;
-    unsigned attempts;                    /* requests made for the URL: 1 when fetched (the engine
-                                             does not retry), 0 when refused before any */
+    unsigned attempts;                    /* requests made for the URL: 1 + the retries
+                                             (options.retries), 0 when refused before any */
     const sieve_crawl_transfer *transfer; /* the transfer, with the user data its
                                              wire callbacks set; NULL when the URL
                                              was not fetched */
@@ -366,6 +379,8 @@ typedef struct sieve_crawl_stats {
     uint64_t fetched;           /* records delivered */
     uint64_t errors;            /* records with an error */
     uint64_t aborted;           /* transfers cut by stop() after the grace: no record */
+    uint64_t retries;           /* fetches that failed and were tried again */
+    uint64_t failing_hosts;     /* hosts whose last fetch failed: waiting to retry */
     uint64_t in_flight;         /* transfers now running, robots.txt included */
     uint64_t bytes;             /* body bytes received, decompressed */
     uint64_t links;             /* links found */

@@ -165,9 +165,11 @@ static void summary(const sieve_crawl_stats *st, double secs, const char *how)
             (unsigned long long)st->not_allowed, (unsigned long long)st->too_deep,
             (unsigned long long)st->host_full, (unsigned long long)st->rejected,
             (unsigned long long)st->filtered);
-    fprintf(stderr, "sieve: transfers: %u workers x %u at most, %llu aborted, %llu in flight\n",
-            st->workers, st->concurrency, (unsigned long long)st->aborted,
-            (unsigned long long)st->in_flight);
+    fprintf(stderr,
+            "sieve: transfers: %u workers x %u at most, %llu retried, %llu aborted, "
+            "%llu in flight\n",
+            st->workers, st->concurrency, (unsigned long long)st->retries,
+            (unsigned long long)st->aborted, (unsigned long long)st->in_flight);
     /* every kind a record can end in, those that happened */
     fprintf(stderr, "sieve: outcomes:");
     const char *sep = " ";

@@ -228,6 +228,8 @@ int record_write_stats(record_writer *w, const sieve_crawl_stats *st, double ela
     put_u64(&l, ",\"started\":", st->started);
     put_u64(&l, ",\"fetched\":", st->fetched);
     put_u64(&l, ",\"errors\":", st->errors);
+    put_u64(&l, ",\"retries\":", st->retries);
+    put_u64(&l, ",\"failing_hosts\":", st->failing_hosts);
     put_u64(&l, ",\"aborted\":", st->aborted);
     put_u64(&l, ",\"in_flight\":", st->in_flight);
     put_u64(&l, ",\"bytes\":", st->bytes);

@@ -230,6 +230,8 @@ static int make_parts(sieve_crawler *c)
                               expiry < ENGINE_ROBOTS_RETRY_S ? expiry : ENGINE_ROBOTS_RETRY_S);
     }
     if (rc == SIEVE_OK)
+        rc = backoff_new(&c->backoff, c->o.retry_wait_s, c->o.retry_max_wait_s);
+    if (rc == SIEVE_OK)
         rc = make_headers(c);
     if (rc == SIEVE_OK)
         rc = make_share(c);
@@ -460,6 +462,8 @@ void sieve_crawler_stats_get(sieve_crawler *c, sieve_crawl_stats *st)
         .fetched = atomic_load(&n->fetched),
         .errors = atomic_load(&n->errors),
         .aborted = atomic_load(&n->aborted),
+        .retries = atomic_load(&n->retries),
+        .failing_hosts = backoff_failing_hosts(c->backoff),
         .in_flight = atomic_load(&n->in_flight),
         .bytes = atomic_load(&n->bytes),
         .links = atomic_load(&n->links),
@@ -498,6 +502,7 @@ void sieve_crawler_free(sieve_crawler *c)
     sieve_hashset_free(c->seed_hosts);
     sieve_canon_free(c->canon);
     robots_cache_free(c->robots);
+    backoff_free(c->backoff);
     curl_slist_free_all(c->headers);
     if (c->share != NULL)
         curl_share_cleanup(c->share);

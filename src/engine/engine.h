@@ -21,6 +21,7 @@
 #include "sieve/url.h"
 
 #include "accept.h"
+#include "backoff.h"
 #include "creds.h"
 #include "robots-cache.h"
 #include "scope.h"
@@ -37,6 +38,7 @@ typedef struct engine_counters {
     atomic_uint_fast64_t outcomes[SIEVE_OUTCOMES];
     atomic_uint_fast64_t errors;
     atomic_uint_fast64_t aborted;
+    atomic_uint_fast64_t retries;
     atomic_uint_fast64_t in_flight;
     atomic_uint_fast64_t bytes;
     atomic_uint_fast64_t links;
@@ -63,6 +65,7 @@ struct sieve_crawler {
     sieve_canon *canon;
     scope *scope;
     robots_cache *robots;
+    backoff *backoff; /* failing hosts, and the pauses before retries */
     creds *creds;
     sieve_hashset *seed_hosts; /* hosts the seeds name: reached whatever their address */
     accept_rules *accept;
@@ -94,16 +97,30 @@ void engine_done(sieve_crawler *c, const sieve_url *u);
 /* Wakes run() (and through it the workers). Async-signal-safe. */
 void engine_poke(sieve_crawler *c, char why);
 
-/* The tag a URL carries in the frontier: depth in the low 23 bits (held at
- * the top rather than wrapped), whether the URL names a sitemap in bit 23,
- * and the redirect hops taken to reach it in the high 8. */
-#define TAG_DEPTH_MASK  0x7fffffu
-#define TAG_SITEMAP_BIT 0x800000u
-#define TAG_HOPS_SHIFT  24
+/* The tag a URL carries in the frontier: depth in the low 20 bits (held at
+ * the top rather than wrapped), whether the URL names a sitemap in bit 20,
+ * the retries already made in bits 21-23, and the redirect hops taken to
+ * reach it in the high 8. */
+#define TAG_DEPTH_MASK    0xfffffu
+#define TAG_SITEMAP_BIT   0x100000u
+#define TAG_RETRIES_SHIFT 21
+#define TAG_RETRIES_MASK  0x7u
+#define TAG_HOPS_SHIFT    24
 static inline uint32_t tag_make(uint32_t depth, uint32_t hops, bool sitemap)
 {
     return (depth < TAG_DEPTH_MASK ? depth : TAG_DEPTH_MASK) | (sitemap ? TAG_SITEMAP_BIT : 0) |
            (hops << TAG_HOPS_SHIFT);
+}
+
+static inline unsigned tag_retries(uint32_t tag)
+{
+    return (tag >> TAG_RETRIES_SHIFT) & TAG_RETRIES_MASK;
+}
+
+static inline uint32_t tag_with_retries(uint32_t tag, unsigned retries)
+{
+    return (tag & ~(TAG_RETRIES_MASK << TAG_RETRIES_SHIFT)) |
+           ((retries & TAG_RETRIES_MASK) << TAG_RETRIES_SHIFT);
 }
 
 #endif

@@ -51,6 +51,7 @@ static void start_robots(worker *w, const sieve_url *u)
     }
     x->depth = 0;
     x->hops = 0;
+    x->retries = 0;
     xfer_start(x, &xfer_robots);
 }
 

@@ -28,6 +28,9 @@
 #define DEFAULT_USER_AGENT        "sieve/" SIEVE_VERSION " (web crawler)"
 #define DEFAULT_CHECKPOINT_S      10.0
 #define DEFAULT_QUEUE_MEMORY      (UINT64_C(64) << 20)
+#define DEFAULT_RETRIES           3
+#define DEFAULT_RETRY_WAIT_S      2.0
+#define DEFAULT_RETRY_MAX_WAIT_S  600.0
 
 void sieve_crawl_options_init(sieve_crawl_options *o)
 {
@@ -43,6 +46,9 @@ void sieve_crawl_options_init(sieve_crawl_options *o)
         .max_page_bytes = DEFAULT_MAX_PAGE_BYTES,
         .user_agent = DEFAULT_USER_AGENT,
         .stop_grace_s = DEFAULT_STOP_GRACE_S,
+        .retries = DEFAULT_RETRIES,
+        .retry_wait_s = DEFAULT_RETRY_WAIT_S,
+        .retry_max_wait_s = DEFAULT_RETRY_MAX_WAIT_S,
         .host_connections = DEFAULT_HOST_CONNECTIONS,
         .delay_s = DEFAULT_DELAY_S,
         .max_crawl_delay_s = DEFAULT_MAX_CRAWL_DELAY_S,
@@ -106,6 +112,12 @@ int options_validate(const sieve_crawl_options *o)
                 "must not hold a line break");
     ok &= check(o, !(o->stop_grace_s >= 0 && o->stop_grace_s <= OPTIONS_MAX_SECONDS),
                 "stop_grace_s", "must be from 0 to a day");
+    ok &= check(o, o->retries > OPTIONS_MAX_RETRIES, "retries",
+                "must be at most " OPTIONS_STR(OPTIONS_MAX_RETRIES));
+    ok &= check(o, !seconds_ok(o->retry_wait_s, OPTIONS_MAX_SECONDS), "retry_wait_s",
+                "must be above 0 and at most a day");
+    ok &= check(o, !seconds_ok(o->retry_max_wait_s, OPTIONS_MAX_SECONDS), "retry_max_wait_s",
+                "must be above 0 and at most a day");
     ok &= check(o, o->host_connections > OPTIONS_MAX_HOST_CONNECTIONS, "host_connections",
                 "must be at most " OPTIONS_STR(OPTIONS_MAX_HOST_CONNECTIONS));
     ok &= check(o, !(o->delay_s >= 0 && o->delay_s <= OPTIONS_MAX_SECONDS), "delay_s",
@@ -115,7 +127,7 @@ int options_validate(const sieve_crawl_options *o)
     ok &= check(o, !(o->robots_expiry_s >= 0 && o->robots_expiry_s <= OPTIONS_MAX_SECONDS * 365),
                 "robots_expiry_s", "must be from 0 to a year");
     ok &= check(o, o->max_depth < -1 || o->max_depth >= (long)TAG_DEPTH_LIMIT, "max_depth",
-                "must be -1 (no limit) or below 8388607");
+                "must be -1 (no limit) or below " OPTIONS_STR(TAG_DEPTH_LIMIT_DEC));
     ok &= check(o, o->max_url_len < 16 || o->max_url_len > SIEVE_URL_MAX, "max_url_len",
                 "must be from 16 to " OPTIONS_STR(SIEVE_URL_MAX));
     ok &= check(o, !seconds_ok(o->checkpoint_interval_s, OPTIONS_MAX_SECONDS),

@@ -13,11 +13,14 @@
 #define OPTIONS_MAX_WORKERS          256
 #define OPTIONS_MAX_CONCURRENCY      4096
 #define OPTIONS_MAX_REDIRECTS        255 /* hops fit the tag's 8 bits */
+#define OPTIONS_MAX_RETRIES          7   /* retries made fit the tag's 3 bits */
 #define OPTIONS_MAX_HOST_CONNECTIONS 10000
 #define OPTIONS_MAX_SECONDS          86400.0 /* a day */
 
-/* Depths at or above this are held at the top of the tag. */
-#define TAG_DEPTH_LIMIT TAG_DEPTH_MASK
+/* Depths at or above this are held at the top of the tag; the same in
+ * decimal, for messages. */
+#define TAG_DEPTH_LIMIT     TAG_DEPTH_MASK
+#define TAG_DEPTH_LIMIT_DEC 1048575
 
 /* SIEVE_OK, or SIEVE_EINVAL with every bad setting logged. */
 int options_validate(const sieve_crawl_options *o);

@@ -130,7 +130,7 @@ bool xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_
         .remote_ip = x->t.remote_ip,
         .payload_digest = x->status > 0 && x->digest[0] != '\0' ? x->digest : NULL,
         .outcome = outcome,
-        .attempts = 1,
+        .attempts = x->retries + 1,
         .transfer = &x->t,
     };
     return deliver(c, &r);

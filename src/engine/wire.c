@@ -173,7 +173,7 @@ void wire_end(xfer *x, CURLcode result, bool aborted)
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
     x->t.truncated = truncation(x, result);
     x->t.aborted = aborted;
-    x->t.has_record = !aborted && x->kind != &xfer_robots;
+    x->t.has_record = !aborted && !x->t.retried && x->kind != &xfer_robots;
     if (x->body_digest.ctx != NULL)
         digest_end(&x->body_digest, x->digest);
     if (x->c->cb.on_transfer_end != NULL)

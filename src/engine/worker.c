@@ -95,6 +95,7 @@ void worker_start(worker *w, const sieve_url *u)
     x->popped.url = x->url;
     x->depth = u->depth & TAG_DEPTH_MASK;
     x->hops = u->depth >> TAG_HOPS_SHIFT;
+    x->retries = tag_retries(u->depth);
     atomic_fetch_add(&w->c->n.started, 1);
     xfer_start(x, (u->depth & TAG_SITEMAP_BIT) ? &xfer_sitemap : &xfer_page);
 }
@@ -202,18 +203,21 @@ void *worker_run(void *arg)
     worker *w = arg;
     sieve_crawler *c = w->c;
     bool no_more = false;
-    while (!no_more || w->active > 0) {
+    for (;;) {
         if (atomic_load(&c->abort_now)) {
             abort_all(w);
             break;
         }
-        if (!no_more)
+        /* After max_pages, look again: a page in flight that failed and
+         * was given back for a retry has freed its reservation. */
+        if (!no_more || atomic_load(&c->limit_hit))
             no_more = top_up(w);
+        if (no_more && w->active == 0)
+            break;
         if (w->active == 0) {
             /* max_pages reservations, not the queue, held it back: one
              * comes back with a requeue, which wakes it */
-            if (!no_more)
-                curl_multi_poll(w->multi, NULL, 0, wait_ms(w), NULL);
+            curl_multi_poll(w->multi, NULL, 0, wait_ms(w), NULL);
             continue;
         }
         int running;

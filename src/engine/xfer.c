@@ -18,6 +18,7 @@
 
 #include "address.h"
 #include "clock.h"
+#include "origin.h"
 #include "worker.h"
 #include "xfer.h"
 
@@ -247,6 +248,50 @@ static const char *follow_redirect(xfer *x)
     return NULL;
 }
 
+/* A fetch ended with outcome: an answer forgives the host its failures;
+ * a failure that may pass counts against the host, which rests if it must
+ * (backoff.c). Returns whether the URL is to be tried again; *host_rests
+ * says whether the host was paused. */
+static bool host_verdict(xfer *x, sieve_crawl_outcome outcome, bool *host_rests)
+{
+    sieve_crawler *c = x->c;
+    url_parts p = url_split(x->url);
+    const char *host = x->url + p.auth_off;
+    *host_rests = false;
+    if (!backoff_retryable(outcome, x->status)) {
+        backoff_succeeded(c->backoff, host, p.auth_len);
+        return false;
+    }
+    curl_off_t after = 0;
+    if (x->status > 0)
+        curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &after);
+    double rest = backoff_host_failed(c->backoff, host, p.auth_len, x->status, (double)after);
+    if (rest > 0)
+        *host_rests = sieve_frontier_pause_host(c->frontier, host, p.auth_len, rest) == SIEVE_OK;
+    return x->retries < c->o.retries && atomic_load(&c->stops) == 0;
+}
+
+/* Gives the URL back with one more retry counted in its tag, and its
+ * max_pages reservation with it (a URL tried again counts once): in front
+ * of its resting host's queue, or else to wait off its host for its own
+ * backoff while the host's other URLs go on. */
+static bool give_back_for_retry(xfer *x, bool host_rests)
+{
+    sieve_crawler *c = x->c;
+    sieve_url u = x->popped;
+    u.depth = tag_with_retries(u.depth, x->retries + 1);
+    int rc = host_rests ? sieve_frontier_requeue(c->frontier, &u)
+                        : sieve_frontier_retry_later(c->frontier, &u,
+                                                     backoff_url_wait(c->backoff, x->retries + 1));
+    if (rc != SIEVE_OK)
+        return false;
+    atomic_fetch_add(&c->n.retries, 1);
+    atomic_fetch_sub(&c->n.started, 1);
+    if (c->o.max_pages > 0)
+        atomic_fetch_sub(&c->n.reserved, 1);
+    return true;
+}
+
 void xfer_end_fetch(xfer *x, CURLcode result)
 {
     sieve_crawler *c = x->c;
@@ -267,9 +312,16 @@ void xfer_end_fetch(xfer *x, CURLcode result)
         outcome = SIEVE_OUTCOME_PARSE;
     }
     /* A page is done only after its links are pushed and its record is
-     * out: a crawl judged over by the frontier has nothing left behind. */
+     * out: a crawl judged over by the frontier has nothing left behind.
+     * A fetch tried again has no record; the links it found stand. */
     outlinks_flush(x);
+    bool host_rests;
+    x->t.retried = host_verdict(x, outcome, &host_rests);
     wire_end(x, result, false);
+    if (x->t.retried && give_back_for_retry(x, host_rests)) {
+        xfer_release(x);
+        return;
+    }
     if (xfer_record(x, final_url, error, outcome) && !x->links_lost)
         engine_done(c, &x->popped);
     xfer_release(x);

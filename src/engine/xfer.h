@@ -56,7 +56,8 @@ struct xfer {
     char url[SIEVE_URL_MAX + 1];
     sieve_url popped; /* as the frontier gave it, for done() */
     uint32_t depth, hops;
-    double started; /* clock_now() at the start */
+    unsigned retries; /* made before this transfer: its record's attempts - 1 */
+    double started;   /* clock_now() at the start */
     char errbuf[CURL_ERROR_SIZE];
     const char *fail;                 /* our own reason for stopping it, if any (xfer_fail()) */
     sieve_crawl_outcome fail_outcome; /* and what kind of failure that is */
