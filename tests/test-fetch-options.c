@@ -1,24 +1,115 @@
 /* test-fetch-options.c - what the engine sends: extra headers, cookies in
  * and out, credentials to their own origin only, a proxy, .netrc, and
- * responses stopped by content type; and that a stalled transfer holds
- * up no other.
+ * responses stopped by content type; and that a stalled transfer, a slow
+ * robots.txt or a slow DNS answer holds up no other.
  *
  * Two real HTTP servers (libmicrohttpd) run in this process on 127.0.0.1,
  * on two ports, so they are two origins. Each request's target and the
  * headers that matter are logged, and the tests read that log after a
- * crawl with the engine. */
+ * crawl with the engine. One more name, SLOW_NAME, resolves to 127.0.0.1
+ * through this program's own getaddrinfo(), which holds it back. */
 #include <check.h>
 #include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <microhttpd.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sieve/crawl.h"
+
+/* ---- a DNS answer held back ----
+ *
+ * libcurl resolves names with getaddrinfo(), in a thread of its own when
+ * it is built with the threaded resolver, as Debian's is. This program
+ * defines getaddrinfo() itself: the executable comes first in the dynamic
+ * linker's search order, so libcurl's call (through its PLT) lands here,
+ * before libc's and before the interceptor that a sanitizer runtime puts
+ * in front of libc's; RTLD_NEXT is then whatever comes after this program
+ * (the sanitizer's interceptor, or libc), so a sanitizer still sees every
+ * call. An executable's symbol is in its dynamic table, where libcurl
+ * can find it, only if the link put it there: meson.build asks for it
+ * (--export-dynamic-symbol) rather than count on a library of the link
+ * line naming getaddrinfo. The tests check that the hold took effect
+ * (dns_was_held()), so a build where it does not fails instead of
+ * passing for nothing.
+ *
+ * SLOW_NAME waits until the test releases it (dns_release()), or
+ * DNS_HOLD_MAX_S at most, and then resolves as 127.0.0.1; every other
+ * name goes to the real getaddrinfo(). */
+#define SLOW_NAME      "slow.test"
+#define DNS_HOLD_MAX_S 20
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool released;
+    bool waiting;   /* a resolution of SLOW_NAME is being held now */
+    int held;       /* resolutions of SLOW_NAME that were held */
+    bool timed_out; /* one was let go by DNS_HOLD_MAX_S, not by the test */
+} dns = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+typedef int getaddrinfo_fn(const char *, const char *, const struct addrinfo *, struct addrinfo **);
+static getaddrinfo_fn *real_getaddrinfo;
+
+static void find_real_getaddrinfo(void)
+{
+    real_getaddrinfo = (getaddrinfo_fn *)dlsym(RTLD_NEXT, "getaddrinfo");
+}
+
+static void dns_hold(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += DNS_HOLD_MAX_S;
+    pthread_mutex_lock(&dns.lock);
+    dns.held++;
+    dns.waiting = true;
+    while (!dns.released && !dns.timed_out)
+        if (pthread_cond_timedwait(&dns.cond, &dns.lock, &until) == ETIMEDOUT)
+            dns.timed_out = true;
+    dns.waiting = false;
+    pthread_mutex_unlock(&dns.lock);
+}
+
+/* Whether SLOW_NAME was held, and (*timed_out) whether a hold ran out. */
+static bool dns_was_held(bool *timed_out)
+{
+    pthread_mutex_lock(&dns.lock);
+    bool held = dns.held > 0;
+    *timed_out = dns.timed_out;
+    pthread_mutex_unlock(&dns.lock);
+    return held;
+}
+
+static void dns_release(void)
+{
+    pthread_mutex_lock(&dns.lock);
+    dns.released = true;
+    pthread_cond_broadcast(&dns.cond);
+    pthread_mutex_unlock(&dns.lock);
+}
+
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+                struct addrinfo **res)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_real_getaddrinfo);
+    if (real_getaddrinfo == NULL)
+        return EAI_SYSTEM;
+    if (node != NULL && strcmp(node, SLOW_NAME) == 0) {
+        dns_hold();
+        node = "127.0.0.1";
+    }
+    return real_getaddrinfo(node, service, hints, res);
+}
 
 enum { MAX_SEEN = 64 };
 
@@ -80,12 +171,13 @@ static enum MHD_Result many(struct MHD_Connection *c)
     return answer(c, 200, "text/html", body, NULL);
 }
 
-/* /leaves: a link to B's /b first, then LEAVES leaf pages of A. */
-static enum MHD_Result leaves_page(struct MHD_Connection *c)
+/* /leaves: a link to B's /b first, on B's host named host, then LEAVES
+ * leaf pages of A. */
+static enum MHD_Result leaves_page(struct MHD_Connection *c, const char *host)
 {
     static char body[LEAVES * 32 + 128];
     size_t n =
-        (size_t)snprintf(body, sizeof body, "<a href=\"http://127.0.0.1:%u/b\">b</a>\n", port_b);
+        (size_t)snprintf(body, sizeof body, "<a href=\"http://%s:%u/b\">b</a>\n", host, port_b);
     for (int i = 0; i < LEAVES; i++)
         n += (size_t)snprintf(body + n, sizeof body - n, "<a href=\"/leaf/%d\">l</a>\n", i);
     return answer(c, 200, "text/html", body, NULL);
@@ -143,7 +235,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (strstr(url, "robots.txt") != NULL)
         return answer(c, 404, "text/plain", "none", NULL);
     if (strcmp(url, "/leaves") == 0)
-        return leaves_page(c);
+        return leaves_page(c, "127.0.0.1");
+    if (strcmp(url, "/leaves-slow-dns") == 0)
+        return leaves_page(c, SLOW_NAME);
     if (strcmp(url, "/many") == 0)
         return many(c);
     if (strcmp(url, "/cut") == 0)
@@ -246,16 +340,22 @@ static sieve_crawl_options base_options(void)
     return o;
 }
 
-static int crawl(const sieve_crawl_options *o, const char *seed, outcome *out)
+static int crawl_with(const sieve_crawl_options *o, const char *seed,
+                      int (*record)(void *, const sieve_crawl_record *), outcome *out)
 {
     sieve_crawler *c;
     ck_assert_int_eq(sieve_crawler_new(&c, o), SIEVE_OK);
-    sieve_crawl_callbacks cb = {.on_record = on_record};
+    sieve_crawl_callbacks cb = {.on_record = record};
     sieve_crawler_set_callbacks(c, &cb, out);
     ck_assert_int_eq(sieve_crawler_add_seed(c, seed, SIZE_MAX), SIEVE_OK);
     int rc = sieve_crawler_run(c);
     sieve_crawler_free(c);
     return rc;
+}
+
+static int crawl(const sieve_crawl_options *o, const char *seed, outcome *out)
+{
+    return crawl_with(o, seed, on_record, out);
 }
 
 static const seen_request *find(char origin, const char *target)
@@ -474,6 +574,72 @@ START_TEST(a_slow_robots_txt_holds_up_no_other_host)
 }
 END_TEST
 
+/* Records of A's pages in all, and those that came while a resolution of
+ * SLOW_NAME was held. */
+static int a_records, while_held;
+
+/* Counts A's records, and releases SLOW_NAME once all of A's pages
+ * (/leaves-slow-dns and its LEAVES leaves) are recorded. */
+static int on_record_dns(void *ud, const sieve_crawl_record *r)
+{
+    on_record(ud, r);
+    if (strstr(r->url, SLOW_NAME) != NULL)
+        return SIEVE_OK;
+    pthread_mutex_lock(&dns.lock);
+    while_held += dns.waiting;
+    pthread_mutex_unlock(&dns.lock);
+    if (++a_records == LEAVES + 1) {
+        /* the request log, full of A's, keeps what B gets from now on */
+        pthread_mutex_lock(&log_lock);
+        nseen = 0;
+        pthread_mutex_unlock(&log_lock);
+        dns_release();
+    }
+    return SIEVE_OK;
+}
+
+/* Crawls from A's /leaves-slow-dns, whose first link is B's /b on the host
+ * SLOW_NAME, held until every page of A is recorded; checks that the hold
+ * took effect and that the test, not DNS_HOLD_MAX_S, ended it: A's pages
+ * came while the name was held. */
+static void crawl_past_slow_dns(const sieve_crawl_options *o, outcome *out)
+{
+    char seed[128];
+    snprintf(seed, sizeof seed, "http://127.0.0.1:%u/leaves-slow-dns", port_a);
+    ck_assert_int_eq(crawl_with(o, seed, on_record_dns, out), SIEVE_OK);
+    bool timed_out;
+    ck_assert_msg(dns_was_held(&timed_out),
+                  "%s was never resolved through this program's getaddrinfo()", SLOW_NAME);
+    ck_assert_msg(!timed_out, "%s was held %d s: A's pages did not come meanwhile (%d did)",
+                  SLOW_NAME, DNS_HOLD_MAX_S, while_held);
+    ck_assert_int_eq(out->n, LEAVES + 2);
+    ck_assert_int_eq(a_records, LEAVES + 1);
+    /* most of A's pages: the first few may come before B's transfer
+     * starts resolving */
+    ck_assert_int_ge(while_held, LEAVES / 2);
+}
+
+/* One worker; B's host name resolves only once all of A's pages are in.
+ * A's pages are fetched while the resolution waits, and B's robots.txt
+ * and page come after it. A worker that waited for a name (a synchronous
+ * resolution in its own thread) would record nothing while it is held. */
+START_TEST(a_slow_dns_answer_holds_up_no_other_host)
+{
+    sieve_crawl_options o = base_options();
+    o.allow_private = true; /* SLOW_NAME is 127.0.0.1, and no seed names it */
+    outcome *out = calloc(1, sizeof *out);
+    crawl_past_slow_dns(&o, out);
+    ck_assert_msg(strstr(out->url[out->n - 1], SLOW_NAME) != NULL && out->error[out->n - 1][0] == 0,
+                  "last record: %s (%s)", out->url[out->n - 1], out->error[out->n - 1]);
+    const seen_request *robots = find('B', "/robots.txt"), *page = find('B', "/b");
+    ck_assert_ptr_nonnull(robots);
+    ck_assert_ptr_nonnull(page);
+    ck_assert_msg(strncmp(page->host, SLOW_NAME ":", strlen(SLOW_NAME) + 1) == 0, "Host: %s",
+                  page->host);
+    free(out);
+}
+END_TEST
+
 /* A page cut by the link extractor's limits keeps the links before the
  * cut, and its record says it was cut. */
 START_TEST(a_page_cut_by_parse_limits_says_so)
@@ -575,6 +741,7 @@ int main(void)
     tcase_add_test(tc, header_values_with_line_breaks_are_refused);
     tcase_add_test(tc, a_stalled_transfer_holds_up_nothing);
     tcase_add_test(tc, a_slow_robots_txt_holds_up_no_other_host);
+    tcase_add_test(tc, a_slow_dns_answer_holds_up_no_other_host);
     tcase_add_test(tc, a_page_cut_by_parse_limits_says_so);
     tcase_add_test(tc, robots_meta_and_header_nofollow);
     tcase_add_test(tc, internal_addresses_are_blocked_unless_asked);
