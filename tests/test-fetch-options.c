@@ -640,6 +640,31 @@ START_TEST(a_slow_dns_answer_holds_up_no_other_host)
 }
 END_TEST
 
+/* The same, with a connect timeout far shorter than the hold and A's
+ * leaves spread over a second by the host delay: B's robots.txt gives up
+ * on its name while A's pages are still coming (and B's page is then not
+ * crawled for now). curl, unless told to exit quickly, waits for the
+ * resolver thread of a transfer it ends, and the worker with it: A's pages
+ * would stop until the hold ran out. */
+START_TEST(a_dns_answer_past_the_connect_timeout_holds_up_nothing)
+{
+    sieve_crawl_options o = base_options();
+    o.allow_private = true;
+    o.connect_timeout_s = 0.2;
+    o.delay_s = 0.005;
+    outcome *out = calloc(1, sizeof *out);
+    crawl_past_slow_dns(&o, out);
+    int b = -1;
+    for (int i = 0; i < out->n; i++)
+        if (strstr(out->url[i], SLOW_NAME) != NULL)
+            b = i;
+    ck_assert_int_ge(b, 0);
+    ck_assert_msg(strstr(out->error[b], "robots.txt unavailable") != NULL, "%s", out->error[b]);
+    ck_assert_msg(b < out->n - 1, "B's page was recorded last, after A's");
+    free(out);
+}
+END_TEST
+
 /* A page cut by the link extractor's limits keeps the links before the
  * cut, and its record says it was cut. */
 START_TEST(a_page_cut_by_parse_limits_says_so)
@@ -742,6 +767,7 @@ int main(void)
     tcase_add_test(tc, a_stalled_transfer_holds_up_nothing);
     tcase_add_test(tc, a_slow_robots_txt_holds_up_no_other_host);
     tcase_add_test(tc, a_slow_dns_answer_holds_up_no_other_host);
+    tcase_add_test(tc, a_dns_answer_past_the_connect_timeout_holds_up_nothing);
     tcase_add_test(tc, a_page_cut_by_parse_limits_says_so);
     tcase_add_test(tc, robots_meta_and_header_nofollow);
     tcase_add_test(tc, internal_addresses_are_blocked_unless_asked);

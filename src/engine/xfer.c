@@ -111,6 +111,15 @@ int xfer_setup(xfer *x)
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s);
     curl_easy_setopt(e, CURLOPT_SHARE, x->c->share);
+#if CURL_AT_LEAST_VERSION(7, 87, 0)
+    /* A transfer that ends while its name is still being resolved (the
+     * connect timeout, an abort) would otherwise make curl join the
+     * resolver thread, and the worker would wait, with all its transfers,
+     * until getaddrinfo() gives up: seconds for a name server that does
+     * not answer. Told to exit quickly, curl detaches the thread, which
+     * frees its own data when getaddrinfo() returns. */
+    curl_easy_setopt(e, CURLOPT_QUICK_EXIT, 1L);
+#endif
     wire_setup(x);
     /* through a proxy, the address connected to is the proxy's */
     if (!o->allow_private && o->proxy == NULL) {
