@@ -1,6 +1,6 @@
 /* gen-site.c - writes the static site that bench/crawl.sh serves and crawls.
  *
- * usage: gen-site DIR PAGES PORT
+ * usage: gen-site DIR PAGES PORT [HOSTS]
  *
  * The site has PAGES pages at /s/D/I.html (D = I / 1000, so no directory
  * holds more than 1000 files), an /index.html that links to the first, 100
@@ -29,13 +29,24 @@
  * The absolute links carry the port, so the site must be written again for
  * another port.
  *
+ * With HOSTS (bench/hosts.sh), the same site is spread over HOSTS host
+ * names, h00000.test to h<HOSTS-1>.test (the crawler is made to resolve
+ * them to 127.0.0.1): page, file or missing page number K is on host K
+ * modulo HOSTS, the index on h00000.test, and every link is absolute, so
+ * that it names the right host. One tree serves them all (nginx's root
+ * is the same whatever the Host) and a robots.txt that allows everything
+ * is written. Every random draw is the one the single-host site makes,
+ * so sites of any HOSTS have the same pages, links and sizes, but for
+ * which host each URL is on.
+ *
  * On success the program prints one line, the exact counts a complete
  * crawl must request:
  *
  *   pages P files F missing M urls U
  *
  * where P counts the HTML pages (index included), F the distinct files that
- * some page links to, M the distinct missing URLs linked, and U = P + F + M.
+ * some page links to, M the distinct missing URLs linked, and U = P + F + M;
+ * with HOSTS, " hosts H" follows (robots.txt, one a host, is not in U).
  * It exits 1 on an I/O error and 2 on bad arguments. */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +74,7 @@ typedef struct {
 typedef struct {
     const char *dir;
     long pages, port, missing;
+    long hosts;                  /* 0: one host, 127.0.0.1 */
     unsigned char *file_used;    /* 2 * NFILES flags */
     unsigned char *missing_used; /* missing flags */
 } site;
@@ -113,11 +125,24 @@ static void filler(out *o, uint64_t *rng, size_t bytes)
     put(o, "</p>\n");
 }
 
-/* The href of page j as seen from page i, in form `form` (0..5). */
+/* The scheme, host and port of URL number k (a page, a file, a missing
+ * page). */
+static void put_origin(out *o, const site *s, long k)
+{
+    if (s->hosts == 0)
+        put(o, "http://127.0.0.1:%ld", s->port);
+    else
+        put(o, "http://h%05ld.test:%ld", k % s->hosts, s->port);
+}
+
+/* The href of page j as seen from page i, in form `form` (0..5); with
+ * hosts, always absolute. */
 static void page_href(out *o, const site *s, long i, long j, unsigned form, uint64_t *rng)
 {
     long di = i / PER_DIR, dj = j / PER_DIR;
     unsigned frag = (unsigned)(next_rand(rng) % 9);
+    if (s->hosts > 0)
+        form = form >= 4 ? 5 : 3;
     switch (form) {
     case 0:
     case 4:
@@ -136,7 +161,8 @@ static void page_href(out *o, const site *s, long i, long j, unsigned form, uint
         put(o, "/s/%ld/%ld.html", dj, j);
         break;
     default:
-        put(o, "http://127.0.0.1:%ld/s/%ld/%ld.html", s->port, dj, j);
+        put_origin(o, s, j);
+        put(o, "/s/%ld/%ld.html", dj, j);
         break;
     }
     if (form >= 4)
@@ -155,17 +181,37 @@ static void anchor_file(out *o, site *s, uint64_t *rng)
     unsigned k = (unsigned)(next_rand(rng) % (2 * NFILES));
     const char *ext = k < NFILES ? "txt" : "png";
     s->file_used[k] = 1;
-    if (next_rand(rng) % 2)
+    if (next_rand(rng) % 2 && s->hosts == 0) {
         put(o, "<a href=\"../../f/%u.%s\">file</a>\n", k % NFILES, ext);
-    else
-        put(o, "<a href=\"http://127.0.0.1:%ld/f/%u.%s\">file</a>\n", s->port, k % NFILES, ext);
+    } else {
+        put(o, "<a href=\"");
+        put_origin(o, s, k);
+        put(o, "/f/%u.%s\">file</a>\n", k % NFILES, ext);
+    }
 }
 
 static void anchor_missing(out *o, site *s, uint64_t *rng)
 {
     long k = (long)(next_rand(rng) % (uint64_t)s->missing);
     s->missing_used[k] = 1;
-    put(o, "<a href=\"/gone/%ld.html\">gone</a>\n", k);
+    put(o, "<a href=\"");
+    if (s->hosts > 0)
+        put_origin(o, s, k);
+    put(o, "/gone/%ld.html\">gone</a>\n", k);
+}
+
+/* A link to the home page: rel as on the single-host site; with hosts,
+ * or if rel is NULL, absolute (rel NULL: with a fragment). */
+static void anchor_home(out *o, const site *s, const char *rel)
+{
+    put(o, "<a href=\"");
+    if (rel != NULL && s->hosts == 0) {
+        put(o, "%s", rel);
+    } else {
+        put_origin(o, s, 0);
+        put(o, "/index.html%s", rel == NULL ? "#top" : "");
+    }
+    put(o, "\">home</a>\n");
 }
 
 /* Page i: the head, then the 20 links, each after a stretch of filler. */
@@ -183,13 +229,13 @@ static int write_page(site *s, long i, char *buf)
         if (k == 0 && i + 1 < s->pages)
             anchor_page(&o, s, i, i + 1, &rng);
         else if (k == 0)
-            put(&o, "<a href=\"/index.html\">home</a>\n");
+            anchor_home(&o, s, "/index.html");
         else if (k == 16)
             put(&o, "<a href=\"#top\">top</a>\n");
         else if (k == 17 && next_rand(&rng) % 2)
-            put(&o, "<a href=\"../../index.html\">home</a>\n");
+            anchor_home(&o, s, "../../index.html");
         else if (k == 17)
-            put(&o, "<a href=\"http://127.0.0.1:%ld/index.html#top\">home</a>\n", s->port);
+            anchor_home(&o, s, NULL);
         else if (k == 18)
             anchor_file(&o, s, &rng);
         else if (k == 19 && i % 5 == 0)
@@ -208,13 +254,20 @@ static int write_index(const site *s, char *buf)
     out o = {buf, 0};
     put(&o,
         "<!DOCTYPE html>\n<html><head><title>Crawl bench</title></head><body>\n"
-        "<h1>Crawl bench: %ld pages</h1>\n<a href=\"s/0/0.html\">start</a>\n"
-        "<a href=\"http://127.0.0.1:%ld/s/0/0.html#top\">start again</a>\n"
-        "</body></html>\n",
-        s->pages, s->port);
+        "<h1>Crawl bench: %ld pages</h1>\n<a href=\"s/0/0.html\">start</a>\n<a href=\"",
+        s->pages);
+    put_origin(&o, s, 0); /* page 0 is on the index's host */
+    put(&o, "/s/0/0.html#top\">start again</a>\n</body></html>\n");
     char path[4096];
     snprintf(path, sizeof path, "%s/index.html", s->dir);
-    return write_file(path, o.buf, o.len);
+    if (write_file(path, o.buf, o.len) != 0)
+        return -1;
+    if (s->hosts == 0)
+        return 0;
+    /* every host has rules to fetch, and none keeps a page out */
+    static const char robots[] = "User-agent: *\nAllow: /\n";
+    snprintf(path, sizeof path, "%s/robots.txt", s->dir);
+    return write_file(path, robots, sizeof robots - 1);
 }
 
 /* A valid 1x1 grey PNG: what a crawler meets when a link is not HTML. */
@@ -287,15 +340,16 @@ static int generate(site *s)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: gen-site DIR PAGES PORT\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: gen-site DIR PAGES PORT [HOSTS]\n");
         return 2;
     }
     site s = {.dir = argv[1]};
     s.pages = parse_long(argv[2], 1, 100000000);
     s.port = parse_long(argv[3], 1, 65535);
-    if (s.pages < 0 || s.port < 0) {
-        fprintf(stderr, "gen-site: PAGES must be 1..1e8 and PORT 1..65535\n");
+    s.hosts = argc == 5 ? parse_long(argv[4], 1, 100000) : 0;
+    if (s.pages < 0 || s.port < 0 || s.hosts < 0) {
+        fprintf(stderr, "gen-site: PAGES must be 1..1e8, PORT 1..65535 and HOSTS 1..1e5\n");
         return 2;
     }
     s.missing = s.pages / 100 > 0 ? s.pages / 100 : 1;
@@ -310,8 +364,11 @@ int main(int argc, char **argv)
         return 1;
     }
     long files = count(s.file_used, 2 * NFILES), missing = count(s.missing_used, s.missing);
-    printf("pages %ld files %ld missing %ld urls %ld\n", s.pages + 1, files, missing,
+    printf("pages %ld files %ld missing %ld urls %ld", s.pages + 1, files, missing,
            s.pages + 1 + files + missing);
+    if (s.hosts > 0)
+        printf(" hosts %ld", s.hosts);
+    printf("\n");
     free(s.file_used);
     free(s.missing_used);
     return 0;
