@@ -528,4 +528,7 @@ main() {
     ((FAILED == 0)) || exit 1
 }
 
-main "$@"
+# bench/hosts.sh sources this file for its helpers, without running it.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+    main "$@"
+fi
