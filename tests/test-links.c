@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../bench/dense-page.h"
+#include "links-internal.h"
 #include "sieve/sieve.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -710,6 +711,257 @@ START_TEST(skipped_text_leaves_no_buffer_behind)
 }
 END_TEST
 
+/* What libxml2 is not shown. With the default hiding, the extractor leaves
+ * out text, script and style data, comments and the attributes no link
+ * needs; these pages hold the markup whose reading that could get wrong.
+ * Each must give the links libxml2 finds when it sees every byte at once,
+ * however it is chunked. */
+static const char *const tricky[] = {
+    /* comments, as htmlParseComment() ends them */
+    "<p>x</p><a href=/c0><!-- <a href=/in1> --><a href=/c1><!--> <a href=/in2> -->"
+    "<a href=/c2><!---> <a href=/in3> --><a href=/c3><!-- x --!><a href=/c4>"
+    "<!-- - -- -> <a href=/in4> --><a href=/c5><!----><a href=/c6><!-- caf\xc3\xa9 --><a href=/c7>",
+    "<a href=/u0><p>text</p><!-- <a href=/in> is never closed",
+    "<a href=/v0><!--> <a href=/v1> and no end",
+    "<a href=/w0><!---> <a href=/w1> --\xbd><a href=/w2><!-- x --!><a href=/w3>",
+    /* scripts and styles end where htmlParseScript() ends them */
+    "<script>document.write(\"</scr\" + \"ipt>\"); if (a<b) x = '<a href=/s0>';</script>"
+    "<a href=/s1><SCRIPT type=\"text/javascript\">var s = '</SCRIPTX>'; '<a href=/s2>'</SCRIPT >"
+    "<a href=/s3><script>a='</scriptx>'<!-- </script> --><a href=/s4>'</script><a href=/s5>"
+    "<script>'<a href=/s6>' never ends",
+    "<a><script>'</></a><a href=/r1>' and no end tag",
+    "<style>a > b { content: \"</sty\" }</stylex><a href=/hidden></style><a href=/st1>"
+    "<style/><a href=/st2><script src=x></script><a href=/st3>",
+    /* what libxml2 2.9 reads as text: CDATA, '<' before no name */
+    "<p><![CDATA[ <a href=/cd1> ]]></p><a href=/cd2><p>a <3 b <= c < d</p><a href=/cd3>",
+    /* '>' and '<' inside quotes, unquoted values */
+    "<span title=\"a>b\" class='c>d' data-x=\"<a href=/no>\"><a title=\"x>y\" href=\"/q1\" "
+    "class=z>q</a><div id=a>b>text<a href=/q2><p class=\"</p>\"><a href='/q3'>",
+    /* which attributes of a link are kept, and in what order */
+    "<a class=fn title=\"t &amp; u\" href=\"/at1\" rel=\"nofollow\">x</a>"
+    "<A CLASS=x HREF='/At2' REL=NoFollow DATA-X=1><a href=/first href=/second><a rel=nofollow>"
+    "<a href><area alt=x href=/ar1><iframe width=1 src=\"/if1\"></iframe><frame name=f "
+    "src=/fr1><a href=\"/v\"rel=\"nofollow\"><a data-href=/no href=/dh><a rel=a href=/r1 "
+    "rel=nofollow><a\nhref\n=\n\"/nl\"\n>",
+    /* self-closing tags and what is not a plain tag */
+    "<br/><img src=x /><a href=/sc1/><a href=x/y/><input disabled/><a href=/sc2>"
+    "<p\f class=x><a href=/sc3><div @click=x><a href=/sc4><a href=\"/sc5\"/><b =x><a href=/sc6>"
+    "<span a=\"1\"b='2'c=3><a href=/sc7><a href=`/tick`><a href=/sc8 =><a href=/sc9 />"
+    "<a href=/sc10/>",
+    /* a base and a robots meta tag between links */
+    "<a href=rel0><base href=\"http://other.example/b/\" target=_top><a href=rel1>"
+    "<base href=\"/ignored/\"><a href=rel2><meta name=robots content=\"noindex, nofollow\">"
+    "<a href=rel3>",
+    /* a byte that is not UTF-8 in an attribute or text no link needs */
+    "<p title=\"caf\xe9\">x</p><a href=\"/\xc3\xa9\">",
+    "<p>caf\xe9</p><a href=\"/\xc3\xa9\"><span class=x>y</span><a href=/after-latin>",
+    /* processing instructions, a late DOCTYPE, end tags libxml2 reads oddly */
+    "<a href=/o1><?php echo '<a href=/php>'; ?><a href=/o2><!DOCTYPE html><a href=/o3>"
+    "</ a><a href=/o4></a ><a href=/o5><textarea><a href=/ta></textarea><! x ><a href=/o6>",
+    /* after the end of the document */
+    "<html><body><a href=/h1></body></html>text <!-- c --> more<a href=/h2><span class=x>y"
+    "</span><a href=/h3></html><script>x</script><a href=/h4>",
+    "<head><style>p{}</style><script src=x></script></head><a href=/n1>",
+};
+
+/* Runs the extractor over html with hiding h, fed whole (step 0), in
+ * steps, or (step SIZE_MAX) in random pieces drawn from seed. */
+static sink run_hiding(const char *html, size_t len, const char *charset, enum sieve_links_hiding h,
+                       size_t step, uint64_t seed)
+{
+    sink s = {0};
+    sink_add(&s, "");
+    sieve_links_opts o = {
+        .canon = canon, .charset = charset, .follow_nofollow = true, .report_errors = true};
+    sieve_links *lx;
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, &s), SIEVE_OK);
+    sieve_links_set_hiding(lx, h);
+    int st = SIEVE_OK;
+    uint64_t r = seed;
+    for (size_t off = 0; off < len && st == SIEVE_OK;) {
+        size_t n = step == SIZE_MAX ? (size_t)(1 + dense_below(&r, dense_below(&r, 2) ? 9 : 700))
+                   : step           ? step
+                                    : len;
+        if (n > len - off)
+            n = len - off;
+        st = sieve_links_feed(lx, html + off, n);
+        off += n;
+    }
+    ck_assert_int_eq(st, SIEVE_OK);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    sieve_links_stats_get(lx, &s.st);
+    sieve_links_free(lx);
+    return s;
+}
+
+/* The default hiding, the page fed in two parts split at `at`. */
+static sink run_hiding2(const char *html, size_t len, const char *charset, size_t at)
+{
+    sink s = {0};
+    sink_add(&s, "");
+    sieve_links_opts o = {
+        .canon = canon, .charset = charset, .follow_nofollow = true, .report_errors = true};
+    sieve_links *lx;
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, &s), SIEVE_OK);
+    int st = sieve_links_feed(lx, html, at);
+    if (st == SIEVE_OK)
+        st = sieve_links_feed(lx, html + at, len - at);
+    ck_assert_int_eq(st, SIEVE_OK);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    sieve_links_free(lx);
+    return s;
+}
+
+/* The page with filler around it: text, a style and tags with attributes
+ * before, so that the extractor is squeezing when the tricky part comes,
+ * and more bytes than it gathers before it parses, so that where a feed
+ * ends is where a call into libxml2 ends. */
+static char *padded(const char *meta, const char *body, size_t *len)
+{
+    static const char head[] = "<html><head>%s<style>p > b { color: red }</style></head><body>"
+                               "<p class=\"x\" id=y>" RUN600 "</p>%s<p>" RUN40 "</p>";
+    size_t cap = sizeof head + strlen(meta) + strlen(body);
+    char *p = malloc(cap);
+    ck_assert_ptr_nonnull(p);
+    *len = (size_t)snprintf(p, cap, head, meta, body);
+    return p;
+}
+
+START_TEST(hidden_markup_changes_no_link)
+{
+    static const size_t steps[] = {0, 1, 2, 3, 5, 7, 11, 64, 509, SIZE_MAX};
+    uint64_t squeezed = 0, text_only = 0;
+    for (size_t t = 0; t < sizeof tricky / sizeof *tricky; t++) {
+        /* The page's charset from the caller, or from a <meta>. */
+        for (int v = 0; v < 2; v++) {
+            size_t len;
+            char *page = padded(v ? "<meta charset=\"utf-8\">" : "", tricky[t], &len);
+            const char *cs = v ? NULL : "utf-8";
+            sink want = run_hiding(page, len, cs, SIEVE_LINKS_HIDE_NOTHING, 0, 0);
+            ck_assert_uint_eq(want.st.text_skipped, 0);
+            sink text = run_hiding(page, len, cs, SIEVE_LINKS_HIDE_TEXT, 0, 0);
+            ck_assert_str_eq(text.text, want.text);
+            text_only += text.st.text_skipped;
+            for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+                for (uint64_t seed = 1; seed <= (steps[k] == SIZE_MAX ? 20u : 1u); seed++) {
+                    sink got = run_hiding(page, len, cs, SIEVE_LINKS_HIDE_ALL, steps[k], seed);
+                    ck_assert_msg(strcmp(got.text, want.text) == 0,
+                                  "page %zu (%s), step %zu, seed %llu:\n%s\nwith every byte:\n%s",
+                                  t, cs ? "caller's charset" : "meta charset", steps[k],
+                                  (unsigned long long)seed, got.text, want.text);
+                    ck_assert_uint_le(got.st.text_skipped + got.st.bytes_parsed, 2 * len);
+                    if (steps[k] == 0)
+                        squeezed += got.st.text_skipped;
+                    free(got.text);
+                }
+            }
+            /* Two feeds, split at every byte of the tricky part. */
+            for (size_t at = len - strlen(tricky[t]) - 50; at < len; at++) {
+                sink got = run_hiding2(page, len, cs, at);
+                ck_assert_msg(strcmp(got.text, want.text) == 0,
+                              "page %zu (%s), split at %zu:\n%s\nwith every byte:\n%s", t,
+                              cs ? "caller's charset" : "meta charset", at, got.text, want.text);
+                free(got.text);
+            }
+            free(text.text);
+            free(want.text);
+            free(page);
+        }
+    }
+    /* The squeeze ran: it hid the attributes, comments and script data
+     * of the plain parts too, not only text. */
+    ck_assert_uint_gt(squeezed, text_only + 500);
+}
+END_TEST
+
+/* The links the tricky pages hold, written out: the comparison above is
+ * only as good as libxml2's reading of every byte, which this pins. */
+START_TEST(hidden_markup_links_written_out)
+{
+    static const struct {
+        size_t page;
+        const char *want;
+    } cases[] = {
+        {0, "a http://example.com/c0\na http://example.com/c1\na http://example.com/c2\n"
+            "a http://example.com/c3\na http://example.com/c4\na http://example.com/c5\n"
+            "a http://example.com/c6\na http://example.com/c7\n"},
+        {4, "a http://example.com/s1\na http://example.com/s3\na http://example.com/s4\n"
+            "a http://example.com/s5\n"},
+        {6, "a http://example.com/st1\na http://example.com/st2\na http://example.com/st3\n"},
+        {9, "a http://example.com/at1 nofollow\na http://example.com/At2 nofollow\n"
+            "a http://example.com/first\na http://example.com/dir/page.html\n"
+            "area http://example.com/ar1\niframe http://example.com/if1\n"
+            "frame http://example.com/fr1\na http://example.com/v nofollow\n"
+            "a http://example.com/dh\na http://example.com/r1\na http://example.com/nl\n"},
+        {11, "a http://example.com/dir/rel0\na http://other.example/b/rel1\n"
+             "a http://other.example/b/rel2\na http://other.example/b/rel3 nofollow\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t len;
+        char *page = padded("", tricky[cases[i].page], &len);
+        sink got = run_hiding(page, len, "utf-8", SIEVE_LINKS_HIDE_ALL, SIZE_MAX, i);
+        ck_assert_msg(strcmp(got.text, cases[i].want) == 0, "page %zu:\n%s", cases[i].page,
+                      got.text);
+        free(got.text);
+        free(page);
+    }
+}
+END_TEST
+
+/* A <meta> that switches the charset ends a squeeze: the bytes after it
+ * are read as the new charset says, as when libxml2 sees every byte. */
+START_TEST(hidden_markup_and_charset_switch)
+{
+    static const char *const pages[] = {
+        "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1252\">"
+        "</head><body><p class=x>" RUN40 "caf\xe9</p><a class=y href=\"/caf\xe9\">x</a>"
+        "<span title=\"\x93q\x94\">" RUN40 "</span><a href=\"/\x80\">",
+        "<html><head><meta charset=\"iso-8859-1\"><title>t</title></head><body><p class=x>" RUN40
+        "</p><a title=\"\xe9\" href=\"/\xe9t\xe9\">",
+    };
+    static const size_t steps[] = {0, 1, 3, 17, SIZE_MAX};
+    for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
+        size_t len = strlen(pages[i]);
+        sink want = run_hiding(pages[i], len, NULL, SIEVE_LINKS_HIDE_NOTHING, 0, 0);
+        ck_assert(strstr(want.text, "%C3%A9") != NULL);
+        for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+            sink got = run_hiding(pages[i], len, NULL, SIEVE_LINKS_HIDE_ALL, steps[k], k);
+            ck_assert_msg(strcmp(got.text, want.text) == 0, "page %zu, step %zu:\n%s\nvs\n%s", i,
+                          steps[k], got.text, want.text);
+            free(got.text);
+        }
+        free(want.text);
+    }
+}
+END_TEST
+
+/* A tag with more attributes than the squeeze reads goes to libxml2 as
+ * it is; one with more than libxml2 is let read still cuts the page. */
+START_TEST(hidden_markup_many_attributes)
+{
+    for (unsigned n = 250; n <= 1300; n += 1050) {
+        size_t cap = (size_t)n * 16 + 256, len = 0;
+        char *page = malloc(cap);
+        ck_assert_ptr_nonnull(page);
+        len += (size_t)snprintf(page, cap, "<meta charset=utf-8><p>" RUN40 "</p><a href=/m0><span");
+        for (unsigned i = 0; i < n; i++)
+            len += (size_t)snprintf(page + len, cap - len, " d%u=\"%u\"", i, i);
+        len += (size_t)snprintf(page + len, cap - len, "><a href=/m1>" RUN40 "<a href=/m2>");
+        sink want = run_hiding(page, len, NULL, SIEVE_LINKS_HIDE_NOTHING, 0, 0);
+        sink got = run_hiding(page, len, NULL, SIEVE_LINKS_HIDE_ALL, 0, 0);
+        ck_assert_str_eq(got.text, want.text);
+        ck_assert_int_eq(got.st.cut, want.st.cut);
+        ck_assert_int_eq(got.st.cut, n > SIEVE_LINKS_MAX_ATTRS);
+        free(got.text);
+        got = run_hiding(page, len, NULL, SIEVE_LINKS_HIDE_ALL, SIZE_MAX, n);
+        ck_assert_str_eq(got.text, want.text);
+        free(got.text);
+        free(want.text);
+        free(page);
+    }
+}
+END_TEST
+
 /* Bounded cost. libxml2 2.9 compares each attribute of a tag with every
  * earlier one: before the limit, one tag of 100,000 attributes took
  * libxml2 ten seconds, and 100,000 stray end tags under 100,000 open
@@ -1188,6 +1440,10 @@ static void check_dense_page(long i)
         ck_assert_uint_eq(st.passed, pg.nrec - refused);
         ck_assert_uint_eq(st.scheme, refused);
         ck_assert(!st.cut);
+        /* Compared with the references while hiding most of the page from
+         * libxml2: its text, styles, scripts, comments and attributes. */
+        ck_assert_msg(st.text_skipped > pg.len / 3, "page %ld: %llu of %zu bytes hidden", i,
+                      (unsigned long long)st.text_skipped, pg.len);
         free(got.text);
     }
     free(rec.text);
@@ -1285,6 +1541,10 @@ int main(void)
     tcase_add_test(tc, skipped_text_changes_no_link);
     tcase_add_test(tc, skipping_stops_at_bytes_that_are_not_utf8);
     tcase_add_test(tc, skipped_text_leaves_no_buffer_behind);
+    tcase_add_test(tc, hidden_markup_changes_no_link);
+    tcase_add_test(tc, hidden_markup_links_written_out);
+    tcase_add_test(tc, hidden_markup_and_charset_switch);
+    tcase_add_test(tc, hidden_markup_many_attributes);
     tcase_add_test(tc, tag_with_a_hundred_thousand_attributes);
     tcase_add_test(tc, tag_with_a_hundred_thousand_duplicates);
     tcase_add_test(tc, attributes_below_the_limit_are_read);
