@@ -523,6 +523,8 @@ START_TEST(bad_sitemaps_end_with_clear_records)
                     "100000",
                     "--timeout",
                     "20",
+                    "--retries", /* the slow page: one 15 s timeout is enough */
+                    "0",
                     "-o",
                     out,
                     seed,

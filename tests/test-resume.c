@@ -120,6 +120,8 @@ START_TEST(killed_crawls_resume_to_the_whole_truth)
                     "0.05",
                     "--checkpoint-bytes",
                     "8K",
+                    "--retries", /* the broken page waits for its retries */
+                    "1",         /* off its host; the slow one times out twice */
                     "--retry-wait",
                     "0.05",
                     "--state",
@@ -204,9 +206,10 @@ START_TEST(a_full_disk_stops_the_crawl_and_it_resumes)
     snprintf(state, sizeof state, "%s/state", tmpdir);
     snprintf(out, sizeof out, "%s/records.jsonl", tmpdir);
     snprintf(err, sizeof err, "%s/stderr.txt", tmpdir);
-    char *argv[] = {
-        (char *)sieve, "crawl",   "-q",  "--delay", "0", "--capacity", "20000", "--retry-wait",
-        "0.05",        "--state", state, "-o",      out, url,          NULL};
+    char *argv[] = {(char *)sieve, "crawl",   "-q",        "--delay", "0",
+                    "--capacity",  "20000",   "--retries", "1",       "--retry-wait",
+                    "0.05",        "--state", state,       "-o",      out,
+                    url,           NULL};
     /* the output reaches 32 KiB first, then the journal 160 KiB */
     rlim_t limits[] = {32 * 1024, 160 * 1024};
     for (size_t k = 0; k < sizeof limits / sizeof limits[0]; k++) {
