@@ -601,6 +601,105 @@ static int drain_once(sieve_frontier *f, const char *done, const unsigned char *
     return n;
 }
 
+/* In a child: pops n URLs, reports done all but every in_flight_every-th
+ * (0: none), writing the numbers of the done ones to fd, and dies by
+ * SIGKILL. */
+static void pop_and_die(sieve_frontier *f, int n, int in_flight_every, int fd)
+{
+    char buf[128];
+    sieve_url u;
+    for (int i = 0; i < n; i++) {
+        if (sieve_frontier_pop(f, buf, sizeof buf, &u, 0) != SIEVE_OK)
+            _exit(4);
+        if (in_flight_every > 0 && i % in_flight_every == 0)
+            continue; /* left in flight */
+        if (sieve_frontier_done(f, &u) != SIEVE_OK)
+            _exit(5);
+        int d = (int)u.depth;
+        if (write(fd, &d, sizeof d) != sizeof d)
+            _exit(6);
+    }
+    kill(getpid(), SIGKILL);
+    _exit(7);
+}
+
+/* Waits for a child that must have died by a signal. */
+static void wait_killed(pid_t pid)
+{
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status), "child status %d", status);
+}
+
+/* A kill after a checkpoint, while the spill was being read and done;
+ * then a stop before the head has passed those done URLs (its checkpoint
+ * keeps H where it was); then a resume. The second checkpoint must still
+ * know those URLs done and counted in the spill: none comes back, and
+ * every URL not done does, the spill's last ones too. */
+START_TEST(a_checkpoint_before_the_head_passes_done_urls_loses_nothing)
+{
+    enum { N = 20000, POPPED = 6000 };
+    sieve_frontier_config cfg = config(1); /* a Bloom seen-set: checkpoints */
+    cfg.queue_memory = 64 * 1024;
+    cfg.checkpoint_bytes = 4096;
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        sieve_frontier *f;
+        if (sieve_frontier_open(&f, dir, &cfg) != SIEVE_OK)
+            _exit(3);
+        unsigned char refused[N] = {0};
+        push_spill(f, 0, N, refused);
+        for (int i = 0; i < N; i++) { /* false positives, not queued */
+            int r = refused[i] ? -1 - i : 0;
+            if (r != 0 && write(fds[1], &r, sizeof r) != sizeof r)
+                _exit(6);
+        }
+        if (sieve_frontier_sync(f) != SIEVE_OK) /* the checkpoint, H early in the spill */
+            _exit(4);
+        pop_and_die(f, POPPED, 0, fds[1]); /* past memory, into the spill */
+    }
+    close(fds[1]);
+    wait_killed(pid);
+    static char done[N + 1];
+    static unsigned char refused[N + 1];
+    int d, nrefused = 0;
+    while (read(fds[0], &d, sizeof d) == sizeof d) {
+        if (d < 0)
+            refused[-1 - d] = 1, nrefused++;
+        else
+            done[d] = 1;
+    }
+    close(fds[0]);
+
+    /* _i = 1: the head reads on past the done URLs first */
+    int more = _i == 1 ? 1000 : 0;
+    sieve_frontier *f;
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_OK);
+    push_spill(f, N, 1, NULL); /* something new, so that free() checkpoints */
+    char buf[128];
+    sieve_url u;
+    for (int i = 0; i < more; i++) {
+        ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
+        ck_assert_msg(!done[u.depth], "URL %u again", u.depth);
+        done[u.depth] = 1;
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    }
+    sieve_frontier_free(f);
+
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_OK);
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.recovered, N + 1 - POPPED - more - nrefused);
+    static char got[N + 1];
+    int n = drain_once(f, done, refused, got);
+    ck_assert_int_eq(n, N + 1 - POPPED - more - nrefused);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 /* A kill while most of the queue is on disk: everything not done comes
  * back, each host's URLs that were never popped in their order. */
 START_TEST(a_kill_with_a_spill_loses_nothing)
@@ -618,26 +717,10 @@ START_TEST(a_kill_with_a_spill_loses_nothing)
         if (sieve_frontier_open(&f, dir, &cfg) != SIEVE_OK)
             _exit(3);
         push_spill(f, 0, N, NULL);
-        char buf[128];
-        sieve_url u;
-        for (int i = 0; i < 3000; i++) {
-            if (sieve_frontier_pop(f, buf, sizeof buf, &u, 0) != SIEVE_OK)
-                _exit(4);
-            if (i % 3 == 0)
-                continue; /* left in flight */
-            if (sieve_frontier_done(f, &u) != SIEVE_OK)
-                _exit(5);
-            int d = (int)u.depth;
-            if (write(fds[1], &d, sizeof d) != sizeof d)
-                _exit(6);
-        }
-        kill(getpid(), SIGKILL);
-        _exit(7);
+        pop_and_die(f, 3000, 3, fds[1]);
     }
     close(fds[1]);
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert_msg(WIFSIGNALED(status), "child status %d", status);
+    wait_killed(pid);
     static char done[N];
     int ndone = 0, d;
     while (read(fds[0], &d, sizeof d) == sizeof d) {
@@ -934,6 +1017,7 @@ int main(void)
     tcase_add_test(tc, a_damaged_checkpoint_is_refused);
     tcase_add_test(tc, checkpoints_give_back_the_journal);
     tcase_add_test(tc, a_url_waiting_for_its_retry_is_kept_by_checkpoints);
+    tcase_add_loop_test(tc, a_checkpoint_before_the_head_passes_done_urls_loses_nothing, 0, 2);
     tcase_add_test(tc, a_kill_with_a_spill_loses_nothing);
     tcase_add_test(tc, a_kill_after_a_checkpoint_loses_nothing);
     tcase_add_test(tc, an_in_memory_frontier_spills_to_a_temporary_directory);

@@ -391,6 +391,35 @@ static int set_has(const hash_set *h, uint64_t key)
     return 0;
 }
 
+/* Removes key (linear probing: the entries after it in its run move back
+ * into the hole, so every lookup still finds its key). */
+static void set_remove(hash_set *h, uint64_t key)
+{
+    if (key == 0) {
+        h->has_zero = 0;
+        return;
+    }
+    if (h->cap == 0)
+        return;
+    size_t mask = h->cap - 1, at = key & mask;
+    while (h->slot[at] != key) {
+        if (h->slot[at] == 0)
+            return;
+        at = (at + 1) & mask;
+    }
+    h->slot[at] = 0;
+    h->n--;
+    for (size_t hole = at, i = (at + 1) & mask; h->slot[i] != 0; i = (i + 1) & mask) {
+        size_t home = h->slot[i] & mask;
+        /* it may fill the hole if its home is not within (hole, i] */
+        if (((i - home) & mask) >= ((i - hole) & mask)) {
+            h->slot[hole] = h->slot[i];
+            h->slot[i] = 0;
+            hole = i;
+        }
+    }
+}
+
 /* ---- replay ---- */
 
 typedef struct replay {
@@ -402,6 +431,7 @@ typedef struct replay {
     ckpt_info ci;
     journal_pos from;    /* where the journal is read from: the checkpoint's P */
     uint64_t done_found; /* URLs queued again found done: their DONE was read */
+    uint64_t done_since; /* URLs done after the checkpoint, as pass 0 found them */
     fstate_found found;
 } replay;
 
@@ -421,12 +451,18 @@ static int refuse_state(fstate *s, int rc, const char *what)
     return rc;
 }
 
-/* Whether a URL queued again was done after the checkpoint. */
-static bool was_done(replay *p, const char *url, size_t n)
+/* Whether a URL queued again was done after the checkpoint. forget: the
+ * head will not read it, so the hash need not be kept for it (after the
+ * replay, p->done is what the head is to pass over, and what checkpoints
+ * write again). */
+static bool was_done(replay *p, const char *url, size_t n, bool forget)
 {
-    if (!set_has(p->done, fstate_url_hash(url, n)))
+    uint64_t h = fstate_url_hash(url, n);
+    if (!set_has(p->done, h))
         return false;
     p->done_found++;
+    if (forget)
+        set_remove(p->done, h);
     return true;
 }
 
@@ -439,13 +475,15 @@ static int replay_push(replay *p, const char *url, size_t n, uint32_t tag, journ
                        journal_pos chain)
 {
     fstate *s = p->s;
-    if (was_done(p, url, n))
-        return SIEVE_OK;
-    p->found.pending++;
-    if (s->head != NULL) { /* once one stays on disk, all later do */
-        p->found.spilled++;
+    bool done = was_done(p, url, n, s->head == NULL);
+    if (s->head != NULL) {  /* once one stays on disk, all later do */
+        p->found.spilled++; /* the head reads it, or passes it over if done */
+        p->found.pending += !done;
         return SIEVE_OK;
     }
+    if (done)
+        return SIEVE_OK;
+    p->found.pending++;
     int rc = p->pending(p->ud, url, n, tag, true);
     if (rc != FSTATE_SPILL)
         return rc;
@@ -581,7 +619,7 @@ static int replay_list(replay *p, ckpt_reader *cr)
             return SIEVE_OK;
         if (rc != SIEVE_OK)
             return refuse_state(p->s, rc, CKPT_NAME " changed while it was read");
-        if (was_done(p, url, len))
+        if (was_done(p, url, len, true))
             continue;
         p->found.pending++;
         if ((rc = p->pending(p->ud, url, len, tag, false)) != SIEVE_OK)
@@ -608,6 +646,7 @@ static int replay_all(replay *p)
                           " stands in for them");
     if (rc == SIEVE_OK)
         rc = replay_pass(p, 0);
+    p->done_since = p->done->n + (uint64_t)p->done->has_zero;
     if (rc == SIEVE_OK && cr != NULL)
         rc = replay_list(p, cr);
     ckpt_reader_close(cr);
@@ -618,12 +657,15 @@ static int replay_all(replay *p)
     if (rc != SIEVE_OK || !p->ci.spilling)
         return rc;
     /* The URLs in the journal at P, less those read back and done since. */
-    uint64_t done_since = p->done->n + (uint64_t)p->done->has_zero;
+    uint64_t done_since = p->done_since;
     uint64_t spill_done = done_since - p->done_found;
     if (spill_done > p->ci.spilled)
         return refuse_state(s, SIEVE_EFORMAT,
                             "the journal reports more URLs done than the checkpoint left queued");
-    p->found.spilled += p->ci.spilled - spill_done;
+    /* The spill counts push records ahead of the head, the done ones with
+     * the rest: the head passes those over, and a checkpoint taken before
+     * it has passed them counts them again, with H still before them. */
+    p->found.spilled += p->ci.spilled;
     p->found.pending += p->ci.spilled - spill_done;
     return SIEVE_OK;
 }
@@ -637,7 +679,7 @@ int fstate_replay(fstate *s, sieve_seen *seen, fstate_pending_fn pending, void *
         return SIEVE_ENOMEM;
     s->appended = 0;
     int rc = replay_all(&p);
-    p.found.done = p.ci.done + p.done->n + (uint64_t)p.done->has_zero;
+    p.found.done = p.ci.done + p.done_since;
     if (rc == SIEVE_OK && p.found.spilled == 0 && s->head != NULL) {
         journal_reader_close(s->head); /* nothing to read: no spill */
         s->head = NULL;
@@ -713,8 +755,9 @@ static int head_open(fstate *s, journal_pos chain, journal_pos at)
     return rc;
 }
 
-int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag)
+int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag, uint64_t *passed)
 {
+    *passed = 0;
     int rc = flush(s); /* the spill may still wait in the packing buffer */
     if (rc != SIEVE_OK)
         return rc;
@@ -726,8 +769,12 @@ int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag)
             return SIEVE_EAGAIN;
         if (rc != SIEVE_OK)
             return rc;
-        if (s->done != NULL && set_has(s->done, fstate_url_hash(*url, *len)))
+        ++*passed;
+        uint64_t h = s->done != NULL ? fstate_url_hash(*url, *len) : 0;
+        if (s->done != NULL && set_has(s->done, h)) {
+            set_remove(s->done, h); /* passed: no checkpoint writes it again */
             continue;
+        }
         give_back_read_segments(s);
         return SIEVE_OK;
     }
@@ -935,6 +982,28 @@ static int copy_layers(ckpt_writer *w, pthread_mutex_t *lock, sieve_seen *seen, 
     return rc;
 }
 
+/* After a recovery the head passes over the URLs done since the last
+ * checkpoint (s->done), which lie in the spill still ahead of it. A new
+ * checkpoint keeps H, and a recovery from it knows only the DONE records
+ * after its P: so they are written again after P (sync_journal() writes
+ * them out before the commit), or a second recovery would hand them out
+ * again. They go with the spill, once the head has read it all. */
+static int relog_dones(fstate *s)
+{
+    if (s->done == NULL)
+        return SIEVE_OK;
+    unsigned char b[HASH_BYTES];
+    for (size_t i = 0; i <= s->done->cap; i++) {
+        bool last = i == s->done->cap; /* the hash 0, kept aside */
+        if (last ? !s->done->has_zero : s->done->slot[i] == 0)
+            continue;
+        le_put(b, last ? 0 : s->done->slot[i], HASH_BYTES);
+        if (pend_add(s, REC_DONE, b, sizeof b, NULL, 0) != SIEVE_OK)
+            return SIEVE_ENOMEM;
+    }
+    return SIEVE_OK;
+}
+
 /* Under the lock: the list, P and H, at one instant. */
 static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers,
                    fstate_list_fn list, void *ud, ckpt_info *ci)
@@ -951,6 +1020,9 @@ static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers
         ci->hchain = s->head_chain.started ? s->head_chain.start : ci->h;
     }
     rc = list(ud, w, &ci->done, &ci->spilled);
+    if (rc != SIEVE_OK)
+        return rc;
+    rc = relog_dones(s);
     if (rc != SIEVE_OK)
         return rc;
     /* A head with nothing left to read (a resume's, whose spill was all

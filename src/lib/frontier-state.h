@@ -34,7 +34,9 @@ typedef int (*fstate_list_fn)(void *ud, struct ckpt_writer *w, uint64_t *done, u
 /* What an open found. */
 typedef struct fstate_found {
     uint64_t pending; /* URLs queued again */
-    uint64_t spilled; /* of them, those left in the journal */
+    uint64_t spilled; /* push records the head has to read: those of the
+                         URLs queued again left in the journal, and the
+                         URLs done since the checkpoint that lie among them */
     uint64_t done;    /* URLs done before */
 } fstate_found;
 
@@ -68,8 +70,9 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
  * order, from the head. Gives the next one (valid until the next call)
  * and SIEVE_OK; JOURNAL's end as SIEVE_EAGAIN; a damaged record as its
  * error, logged. DONE records, and after a recovery the URLs done, are
- * skipped. */
-int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag);
+ * skipped. *passed: the push records the head went past, the skipped
+ * ones and the one given, which the spill's count must lose. */
+int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag, uint64_t *passed);
 
 /* The spill is all back in memory: the head reader and what it needed go. */
 void fstate_head_stop(fstate *s);

@@ -91,7 +91,7 @@ struct sieve_frontier {
     bool keep_flights;  /* flights keep their URLs, for checkpoints */
     uint64_t budget;    /* queue_memory; 0: none */
     uint64_t ram_bytes; /* what the URLs queued in memory cost, as budget counts */
-    uint64_t spilled;   /* URLs queued in the journal only */
+    uint64_t spilled;   /* push records in the journal the head has to read */
     flight *flights;    /* the URLs in flight, by ticket index */
     uint32_t nflights, cap_flights;
     uint32_t free_flight; /* head of the free slots, or FLIGHT_NONE */
@@ -720,7 +720,12 @@ static int refill_locked(sieve_frontier *f, double now)
         const char *url;
         size_t len;
         uint32_t tag;
-        int rc = fstate_head_next(f->state, &url, &len, &tag);
+        uint64_t passed;
+        int rc = fstate_head_next(f->state, &url, &len, &tag, &passed);
+        /* URLs done before a recovery, passed over, were counted too */
+        f->spilled -= passed < f->spilled ? passed : f->spilled;
+        if (rc == SIEVE_EAGAIN && f->spilled == 0)
+            break;
         if (rc == SIEVE_OK)
             rc = f->hosts != NULL ? hosts_push(f->hosts, url, len, tag, now)
                                   : sieve_fifo_push(f->queue, url, len, tag);
@@ -736,7 +741,6 @@ static int refill_locked(sieve_frontier *f, double now)
             return rc == SIEVE_ENOMEM ? rc : SIEVE_ECLOSED;
         }
         f->ram_bytes += len + SIEVE_QUEUE_ENTRY_COST;
-        f->spilled--;
     }
     if (f->spilled == 0)
         fstate_head_stop(f->state);
