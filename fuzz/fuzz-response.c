@@ -171,6 +171,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.connect_timeout_s = 1;
     o.timeout_s = 2;
     o.stop_grace_s = 0.1;
+    o.retries = 1; /* a 5xx or a cut body is tried again: once, and soon */
+    o.retry_wait_s = 0.001;
+    o.retry_max_wait_s = 0.001;
     o.queue_memory = 0; /* no spill directory per input */
     sieve_crawler *c;
     if (sieve_crawler_new(&c, &o) != SIEVE_OK)
