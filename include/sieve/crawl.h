@@ -375,7 +375,7 @@ typedef struct sieve_crawl_callbacks {
 
 /* Counters, readable at any time from any thread. */
 typedef struct sieve_crawl_stats {
-    uint64_t started;           /* transfers begun (pages and sitemaps) */
+    uint64_t started;           /* pages and sitemaps begun; one tried again counts once */
     uint64_t fetched;           /* records delivered */
     uint64_t errors;            /* records with an error */
     uint64_t aborted;           /* transfers cut by stop() after the grace: no record */
