@@ -10,6 +10,11 @@ packages=(
   libmicrohttpd-dev libpsl-dev zlib1g-dev libssl-dev
   gnuplot-nox curl
 )
+# The tests' checkers (ajv for the records, warcio for the archives) come
+# from the npm registry: npm from the archive where the machine has none.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
