@@ -23,7 +23,12 @@
 # the engine's cost per host, not of politeness: with K below C/HOSTS the
 # few-host crawl would run fewer transfers than the many-host one.
 #
-# The crawls alternate over the host counts, REPS times, each under
+# With --wget2, wget2 crawls the same sites in the same run (`wget2 -q -r
+# -l inf --max-threads=C --span-hosts -O /dev/null URL`, robots.txt on, its
+# lookups through the same preloaded resolver), so the cost of many hosts
+# can be set against another crawler's.
+#
+# The crawls alternate over the host counts (and tools), REPS times, each under
 # `/usr/bin/time` (wall, CPU, peak RSS of the crawler); nginx is restarted
 # on the next site between runs, outside the measured time. The table
 # shows medians, and each count's pages/s against the first count's.
@@ -71,6 +76,7 @@ and peak resident memory for each host count.
   --sieve PATH        the sieve binary (default: build-release/src/cmd/sieve of
                       this checkout, built with meson if missing)
   --sieve-args ARGS   extra arguments for sieve crawl
+  --wget2             crawl each site with wget2 too, alternating with sieve
   --timeout S         seconds one crawl may take before it is stopped (default 600)
   --no-install        never run apt-get; fail if something is missing
   -h, --help          this text
@@ -83,6 +89,7 @@ HOST_COUNTS="4 1000"
 DNS_MS=0
 REPS=5
 HOST_CONN=""
+TOOLS=sieve
 CMDLINE="bench/hosts.sh $*"
 
 parse_host_args() {
@@ -101,6 +108,7 @@ parse_host_args() {
         --sieve) SIEVE=${2:?}; shift ;;
         --sieve-args) SIEVE_ARGS=${2-}; shift ;;
         --timeout) LIMIT=${2:?}; shift ;;
+        --wget2) TOOLS="sieve wget2" ;;
         --no-install) INSTALL=0 ;;
         -h | --help) usage; exit 0 ;;
         -*) bad "unknown option $1" ;;
@@ -151,22 +159,32 @@ make_host_site() {
     printf '%s\n%s\n' "$want" "${HOST_SITE_COUNTS[$h]}" >"$dir/.stamp"
 }
 
-# crawl_hosts H REP: one crawl of the site over H hosts; appends a row to
-# $RESULTS: h<H> pages rep rc wall cpu rss_kib requests html_pages distinct records
+# crawl_hosts TOOL H REP: one crawl of the site over H hosts with TOOL
+# (sieve or wget2); appends a row to $RESULTS:
+# TOOL-h<H> pages rep rc wall cpu rss_kib requests html_pages distinct records
 crawl_hosts() {
-    local h=$1 rep=$2 tag=h$1
+    local tool=$1 h=$2 rep=$3 tag=$1-h$2
     local tf=$WORKDIR/runs/$tag-$rep.time out=$WORKDIR/runs/$tag-$rep.out
     local rec=$WORKDIR/runs/$tag-$rep.jsonl log=$NGINX_PREFIX/access.log rc=0
-    # shellcheck disable=SC2206
-    local cmd=(env LD_PRELOAD="$RESOLVER" SIEVE_BENCH_DNS_MS="$DNS_MS"
-        "$SIEVE" crawl --workers "$WORKERS" --concurrency "$((CONC / WORKERS))"
-        --delay 0 --host-connections "$HOST_CONN" --scope any --allow-private
-        --quiet -o "$rec" $SIEVE_ARGS "http://h00000.test:$PORT/index.html")
+    local seed="http://h00000.test:$PORT/index.html" cmd
+    if [[ $tool == wget2 ]]; then
+        cmd=(env LD_PRELOAD="$RESOLVER" SIEVE_BENCH_DNS_MS="$DNS_MS" wget2 -q -r -l inf
+            --max-threads="$CONC" --span-hosts -O /dev/null "$seed")
+    else
+        # shellcheck disable=SC2206
+        cmd=(env LD_PRELOAD="$RESOLVER" SIEVE_BENCH_DNS_MS="$DNS_MS"
+            "$SIEVE" crawl --workers "$WORKERS" --concurrency "$((CONC / WORKERS))"
+            --delay 0 --host-connections "$HOST_CONN" --scope any --allow-private
+            --quiet -o "$rec" $SIEVE_ARGS "$seed")
+    fi
     : >"$log"
     /usr/bin/time -f '%e %U %S %M' -o "$tf" timeout --foreground -k 10 "$LIMIT" "${cmd[@]}" \
         >"$out" 2>&1 || rc=$?
+    # wget2 exits 8 when a server answered an error, as the site's missing
+    # pages make it.
+    [[ $tool == wget2 && $rc == 8 ]] && rc=0
     if ((rc != 0)); then
-        echo "hosts.sh: the crawl over $h hosts (run $rep) exited $rc; its output:" >&2
+        echo "hosts.sh: $tool's crawl over $h hosts (run $rep) exited $rc; its output:" >&2
         tail -n 5 "$out" >&2
         FAILED=1
     fi
@@ -180,8 +198,8 @@ crawl_hosts() {
     rm -f "$rec"
     cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
     echo "$tag $PAGES $rep $rc $wall $cpu $rss $reqs $html $distinct $records" >>"$RESULTS"
-    printf '  %5d hosts run %d: exit %-3s %7d requests %7d pages %7d records  %6.2f s  %6.2f CPU s  %6.1f MiB\n' \
-        "$h" "$rep" "$rc" "$reqs" "$html" "$records" "$wall" "$cpu" \
+    printf '  %-5s %5d hosts run %d: exit %-3s %7d requests %7d pages %7d records  %6.2f s  %6.2f CPU s  %6.1f MiB\n' \
+        "$tool" "$h" "$rep" "$rc" "$reqs" "$html" "$records" "$wall" "$cpu" \
         "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')"
 }
 
@@ -189,23 +207,28 @@ host_report() {
     echo
     echo "Medians of $REPS runs per host count (pages: the fewest any run fetched)."
     echo "pages = distinct HTML URLs nginx answered 200; requests = all requests (robots.txt included);"
-    echo "pages/s = pages / wall s; CPU s = user + system of the crawler; peak RSS = GNU time %M."
+    echo "pages/s = pages / wall s; CPU s = user + system of the crawler; peak RSS = GNU time %M;"
+    echo "ratio = pages/s against the same tool's first host count."
     echo
-    printf '%6s %8s %9s %8s %9s %8s %13s %12s\n' hosts pages requests "wall s" pages/s "CPU s" \
-        "peak RSS MiB" "pages/s ratio"
-    local base="" h
-    for h in $HOST_COUNTS; do
-        local pages reqs wall cpu rss rate
-        pages=$(least "h$h" "$PAGES" 9)
-        reqs=$(median "h$h" "$PAGES" 8)
-        wall=$(median "h$h" "$PAGES" 5)
-        cpu=$(median "h$h" "$PAGES" 6)
-        rss=$(median "h$h" "$PAGES" 7)
-        rate=$(awk -v p="$pages" -v w="$wall" 'BEGIN { print (w > 0 ? p / w : 0) }')
-        base=${base:-$rate}
-        awk -v h="$h" -v p="$pages" -v r="$reqs" -v w="$wall" -v c="$cpu" -v m="$rss" \
-            -v x="$rate" -v b="$base" 'BEGIN { printf "%6d %8d %9d %8.2f %9.0f %8.2f %13.1f %12.2f\n",
-            h, p, r, w, x, c, m / 1024, (b > 0 ? x / b : 0) }'
+    printf '%-6s %6s %8s %9s %8s %9s %8s %13s %6s\n' tool hosts pages requests "wall s" pages/s \
+        "CPU s" "peak RSS MiB" ratio
+    local tool h
+    for tool in $TOOLS; do
+        local base=""
+        for h in $HOST_COUNTS; do
+            local t=$tool-h$h pages reqs wall cpu rss rate
+            pages=$(least "$t" "$PAGES" 9)
+            reqs=$(median "$t" "$PAGES" 8)
+            wall=$(median "$t" "$PAGES" 5)
+            cpu=$(median "$t" "$PAGES" 6)
+            rss=$(median "$t" "$PAGES" 7)
+            rate=$(awk -v p="$pages" -v w="$wall" 'BEGIN { print (w > 0 ? p / w : 0) }')
+            base=${base:-$rate}
+            awk -v t="$tool" -v h="$h" -v p="$pages" -v r="$reqs" -v w="$wall" -v c="$cpu" \
+                -v m="$rss" -v x="$rate" -v b="$base" 'BEGIN {
+                printf "%-6s %6d %8d %9d %8.2f %9.0f %8.2f %13.1f %6.2f\n",
+                t, h, p, r, w, x, c, m / 1024, (b > 0 ? x / b : 0) }'
+        done
     done
 }
 
@@ -229,9 +252,9 @@ host_main() {
     FAILED=0
     declare -gA HOST_SITE HOST_SITE_COUNTS
 
-    local started h rep
+    local started h rep tool
     started=$(date +%s)
-    echo "Host benchmark: sieve crawl over few hosts and many, the same site"
+    echo "Host benchmark: a crawl over few hosts and many, the same site ($TOOLS)"
     echo "command: $CMDLINE"
     echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo |
         cut -d: -f2 | sed 's/^ //')); $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo);" \
@@ -246,13 +269,17 @@ host_main() {
         find "${HOST_SITE[$h]}" -type f -exec cat {} + >/dev/null # page cache warm
         echo "site over $h hosts: ${HOST_SITE_COUNTS[$h]}; $(du -sh "${HOST_SITE[$h]}" | cut -f1)"
     done
-    echo "$REPS runs per host count, alternating: $HOST_COUNTS"
+    echo "$REPS runs per host count and tool, alternating: $HOST_COUNTS; $TOOLS"
+    [[ $TOOLS == *wget2* ]] && echo "wget2: $(wget2 --version 2>/dev/null | head -n1)" \
+        "-q -r -l inf --max-threads=$CONC --span-hosts -O /dev/null URL"
     echo
     for ((rep = 1; rep <= REPS; rep++)); do
         for h in $HOST_COUNTS; do
-            start_nginx "${HOST_SITE[$h]}" >/dev/null
-            crawl_hosts "$h" "$rep"
-            stop_nginx
+            for tool in $TOOLS; do
+                start_nginx "${HOST_SITE[$h]}" >/dev/null
+                crawl_hosts "$tool" "$h" "$rep"
+                stop_nginx
+            done
         done
     done
     host_report

@@ -6,14 +6,12 @@
  * Two real HTTP servers (libmicrohttpd) run in this process on 127.0.0.1,
  * on two ports, so they are two origins. Each request's target and the
  * headers that matter are logged, and the tests read that log after a
- * crawl with the engine. One more name, SLOW_NAME, resolves to 127.0.0.1
- * through this program's own getaddrinfo(), which holds it back. */
+ * crawl with the engine. Names under .test (fake-dns.h) are more hosts
+ * on 127.0.0.1: one of them, SLOW_NAME, has its answer held back. */
 #include <check.h>
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,25 +23,14 @@
 
 #include "sieve/crawl.h"
 
+#include "fake-dns.h"
+
 /* ---- a DNS answer held back ----
  *
- * libcurl resolves names with getaddrinfo(), in a thread of its own when
- * it is built with the threaded resolver, as Debian's is. This program
- * defines getaddrinfo() itself: the executable comes first in the dynamic
- * linker's search order, so libcurl's call (through its PLT) lands here,
- * before libc's and before the interceptor that a sanitizer runtime puts
- * in front of libc's; RTLD_NEXT is then whatever comes after this program
- * (the sanitizer's interceptor, or libc), so a sanitizer still sees every
- * call. An executable's symbol is in its dynamic table, where libcurl
- * can find it, only if the link put it there: meson.build asks for it
- * (--export-dynamic-symbol) rather than count on a library of the link
- * line naming getaddrinfo. The tests check that the hold took effect
- * (dns_was_held()), so a build where it does not fails instead of
- * passing for nothing.
- *
- * SLOW_NAME waits until the test releases it (dns_release()), or
- * DNS_HOLD_MAX_S at most, and then resolves as 127.0.0.1; every other
- * name goes to the real getaddrinfo(). */
+ * Names under .test resolve to 127.0.0.1 through fake-dns.c's
+ * getaddrinfo(). SLOW_NAME's lookups wait, in libcurl's resolver thread,
+ * until the test releases them (dns_release()), or DNS_HOLD_MAX_S at
+ * most. */
 #define SLOW_NAME      "slow.test"
 #define DNS_HOLD_MAX_S 20
 
@@ -56,16 +43,10 @@ static struct {
     bool timed_out; /* one was let go by DNS_HOLD_MAX_S, not by the test */
 } dns = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
-typedef int getaddrinfo_fn(const char *, const char *, const struct addrinfo *, struct addrinfo **);
-static getaddrinfo_fn *real_getaddrinfo;
-
-static void find_real_getaddrinfo(void)
+static void dns_hold(const char *name)
 {
-    real_getaddrinfo = (getaddrinfo_fn *)dlsym(RTLD_NEXT, "getaddrinfo");
-}
-
-static void dns_hold(void)
-{
+    if (strcmp(name, SLOW_NAME) != 0)
+        return;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += DNS_HOLD_MAX_S;
@@ -95,20 +76,6 @@ static void dns_release(void)
     dns.released = true;
     pthread_cond_broadcast(&dns.cond);
     pthread_mutex_unlock(&dns.lock);
-}
-
-int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
-                struct addrinfo **res)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, find_real_getaddrinfo);
-    if (real_getaddrinfo == NULL)
-        return EAI_SYSTEM;
-    if (node != NULL && strcmp(node, SLOW_NAME) == 0) {
-        dns_hold();
-        node = "127.0.0.1";
-    }
-    return real_getaddrinfo(node, service, hints, res);
 }
 
 enum { MAX_SEEN = 64 };
@@ -300,6 +267,8 @@ static struct MHD_Daemon *start_server(const char *which, unsigned *port)
 static void setup(void)
 {
     nseen = 0;
+    fake_dns_set_hook(dns_hold);
+    fake_dns_reset();
     server_a = start_server("A", &port_a);
     server_b = start_server("B", &port_b);
 }

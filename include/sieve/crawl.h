@@ -91,6 +91,8 @@ typedef struct sieve_crawl_options {
     bool netrc;              /* credentials from a .netrc file, per host */
     const char *netrc_file;  /* NULL: ~/.netrc */
     double stop_grace_s;     /* after stop(), transfers in flight get this long; default 5 */
+    double dns_ttl_s;        /* a resolved host name is used this long, in whole seconds
+                              * rounded up, then looked up again; default 60 */
     /* Retries: a fetch that found no server, timed out, lost its
      * connection midway or got 429 or a 5xx is tried again, up to retries
      * more times (0 .. 7), after retry_wait_s doubled with each retry,

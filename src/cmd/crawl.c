@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -391,6 +392,14 @@ int cmd_crawl(int argc, char **argv)
      * the crawl stops with a message and exit status 4, and the state
      * stays whole, instead of a death by SIGXFSZ in the middle of a write. */
     signal(SIGXFSZ, SIG_IGN);
+    /* Open files are connections: the engine keeps idle ones open to
+     * reuse them, as many as the limit allows, and a limit of 1024 (the
+     * usual soft one) is low for a crawl over many hosts. */
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
     /* IDN hosts are converted from the locale's charset. */
     setlocale(LC_CTYPE, "C.UTF-8");
 

@@ -30,6 +30,10 @@
  * (or after the expiry, if that is shorter). */
 #define ENGINE_ROBOTS_RETRY_S 60.0
 
+/* The DNS cache is swept of names past their lifetime about this often
+ * (see xfer.c). */
+#define ENGINE_DNS_SWEEP_MS 1000
+
 /* Counters every worker adds to; stats_get() reads them. */
 typedef struct engine_counters {
     atomic_uint_fast64_t reserved; /* pops allowed under max_pages */
@@ -83,7 +87,8 @@ struct sieve_crawler {
     atomic_uint workers_started; /* for the statistics: what really ran */
     struct worker **workers;     /* while run() runs: every worker, made before any starts */
     unsigned nworkers;
-    int ctl[2]; /* control pipe: stop() and exiting workers write to it */
+    int ctl[2];                /* control pipe: stop() and exiting workers write to it */
+    atomic_llong dns_sweep_ms; /* when the next transfer sweeps the DNS cache */
 };
 
 /* Ends the run with status (a negative SIEVE_E*): no new fetch, transfers

@@ -20,6 +20,7 @@
 #define DEFAULT_LOW_SPEED_TIME_S  15
 #define DEFAULT_MAX_PAGE_BYTES    (UINT64_C(10) * 1024 * 1024)
 #define DEFAULT_STOP_GRACE_S      5.0
+#define DEFAULT_DNS_TTL_S         60.0 /* curl's own default */
 #define DEFAULT_HOST_CONNECTIONS  2
 #define DEFAULT_DELAY_S           1.0
 #define DEFAULT_MAX_CRAWL_DELAY_S 30.0
@@ -46,6 +47,7 @@ void sieve_crawl_options_init(sieve_crawl_options *o)
         .max_page_bytes = DEFAULT_MAX_PAGE_BYTES,
         .user_agent = DEFAULT_USER_AGENT,
         .stop_grace_s = DEFAULT_STOP_GRACE_S,
+        .dns_ttl_s = DEFAULT_DNS_TTL_S,
         .retries = DEFAULT_RETRIES,
         .retry_wait_s = DEFAULT_RETRY_WAIT_S,
         .retry_max_wait_s = DEFAULT_RETRY_MAX_WAIT_S,
@@ -97,6 +99,8 @@ int options_validate(const sieve_crawl_options *o)
     ok &= check(o, !seconds_ok(o->connect_timeout_s, OPTIONS_MAX_SECONDS), "connect_timeout_s",
                 "must be above 0 and at most a day");
     ok &= check(o, !seconds_ok(o->timeout_s, OPTIONS_MAX_SECONDS), "timeout_s",
+                "must be above 0 and at most a day");
+    ok &= check(o, !seconds_ok(o->dns_ttl_s, OPTIONS_MAX_SECONDS), "dns_ttl_s",
                 "must be above 0 and at most a day");
     ok &= check(o, o->low_speed_bytes < 0 || o->low_speed_time_s < 0, "low_speed",
                 "must not be negative");
