@@ -194,7 +194,8 @@ crawl_hosts() {
     reqs=$(wc -l <"$log")
     html=$(awk '$1 == 200 && $2 ~ /\.html$/ { print $2 }' "$log" | sort -u | wc -l)
     distinct=$(awk '{ print $2 }' "$log" | sort -u | wc -l)
-    records=$(wc -l <"$rec" 2>/dev/null || echo 0)
+    records=0
+    [[ -f $rec ]] && records=$(wc -l <"$rec")
     rm -f "$rec"
     cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
     echo "$tag $PAGES $rep $rc $wall $cpu $rss $reqs $html $distinct $records" >>"$RESULTS"
