@@ -56,7 +56,9 @@
  * base and meta, kept whole) are not handed to it, wherever the extractor
  * can tell for sure how libxml2 would read them; the rest it reads as it
  * comes (text_skipped in the stats counts the bytes left out). On the
- * bench's dense pages that is over half of libxml2's instructions.
+ * bench's dense pages that is over half of libxml2's instructions. With
+ * a memo (sieve_links_memo below), links handled on earlier pages are
+ * skipped before they cost a canonicalization.
  *
  * Encoding: a charset given in the options wins; otherwise a <meta
  * charset> or http-equiv declaration switches encoding where it appears,
@@ -83,6 +85,38 @@ extern "C" {
 
 typedef struct sieve_links sieve_links;
 
+/* A memo of links handled for good (see links-memo.c): an extractor given
+ * one skips a link whose key it holds, before canonicalizing it, and
+ * counts it in stats.known. A link's key (sieve_link.key) hashes the link
+ * as written with the part of the page's base it resolves against: the
+ * origin for "/path", the scheme for "//host", the directory for a
+ * relative path, the whole base for "?query" or a fragment, nothing for
+ * an absolute http(s) URL. Equal keys thus mean equal URLs, on any page
+ * whose base shares that part, with the same canonicalizer. The caller
+ * adds a key once the link's URL is somewhere it need not be offered
+ * again (for the crawl engine: the frontier's seen-set). A memo belongs
+ * to one thread at a time and may serve one extractor after another. */
+typedef struct sieve_links_memo sieve_links_memo;
+
+/* Largest memo: 2^24 keys (128 MiB). */
+#define SIEVE_LINKS_MEMO_MAX (1u << 24)
+
+/* Makes a memo of at least entries keys (rounded up to a power of two; 8
+ * bytes each). SIEVE_EINVAL for a NULL out, 0 or more than
+ * SIEVE_LINKS_MEMO_MAX entries; SIEVE_ENOMEM. */
+SIEVE_API int sieve_links_memo_new(sieve_links_memo **out, size_t entries);
+
+/* Frees a memo; NULL is a no-op. No extractor may still use it. */
+SIEVE_API void sieve_links_memo_free(sieve_links_memo *m);
+
+/* Remembers a key (a newer key may take its place later: a memo forgets,
+ * it never lies beyond the chance of two links sharing a 64-bit key).
+ * Key 0 is ignored. */
+SIEVE_API void sieve_links_memo_add(sieve_links_memo *m, uint64_t key);
+
+/* Whether the memo holds key (never for 0 or a NULL memo). */
+SIEVE_API bool sieve_links_memo_has(const sieve_links_memo *m, uint64_t key);
+
 /* One link, valid only during the callback. */
 typedef struct sieve_link {
     int status;      /* SIEVE_OK, or why the link was refused (only
@@ -95,21 +129,24 @@ typedef struct sieve_link {
     size_t raw_len;
     const char *tag; /* "a", "area", "frame" or "iframe" */
     bool nofollow;   /* rel had "nofollow" (only with follow_nofollow) */
+    uint64_t key;    /* the link's memo key, or 0 when it has none (a
+                        link written with leading blanks, or too long) */
 } sieve_link;
 
 /* Receives each link; ctx is the one given to sieve_links_new(). */
 typedef void (*sieve_link_fn)(void *ctx, const sieve_link *link);
 
 typedef struct sieve_links_opts {
-    const sieve_canon *canon; /* required; must outlive the extractor */
-    const char *charset;      /* from Content-Type, or NULL to let libxml2
-                                 detect it (BOM, <meta charset>); a charset
-                                 given here overrides the page's own */
-    bool follow_nofollow;     /* deliver rel=nofollow links too */
-    bool report_errors;       /* also call back for refused links */
-    size_t max_pending;       /* most bytes libxml2 may hold unparsed (one
-                                 tag, text run or script still open); 0:
-                                 SIEVE_LINKS_MAX_PENDING */
+    const sieve_canon *canon;     /* required; must outlive the extractor */
+    const char *charset;          /* from Content-Type, or NULL to let libxml2
+                                     detect it (BOM, <meta charset>); a charset
+                                     given here overrides the page's own */
+    bool follow_nofollow;         /* deliver rel=nofollow links too */
+    bool report_errors;           /* also call back for refused links */
+    size_t max_pending;           /* most bytes libxml2 may hold unparsed (one
+                                     tag, text run or script still open); 0:
+                                     SIEVE_LINKS_MAX_PENDING */
+    const sieve_links_memo *memo; /* links to skip; NULL: none */
 } sieve_links_opts;
 
 /* Default of max_pending: 16 MiB. */
@@ -124,6 +161,7 @@ typedef struct sieve_links_opts {
 typedef struct sieve_links_stats {
     uint64_t found;         /* candidate attributes seen, refused or not */
     uint64_t passed;        /* delivered with SIEVE_OK */
+    uint64_t known;         /* skipped: their key was in the memo */
     uint64_t nofollow;      /* skipped for rel=nofollow or a robots meta tag */
     bool meta_nofollow;     /* a robots meta tag said nofollow */
     uint64_t scheme;        /* refused: not http(s) (javascript:, mailto:, ...) */

@@ -14,7 +14,7 @@
 static void on_link(void *ctx, const sieve_link *l)
 {
     xfer *x = ctx;
-    outlinks_offer(x, l->url, &l->info, tag_make(x->depth + 1, 0, false));
+    outlinks_offer(x, l->url, &l->info, tag_make(x->depth + 1, 0, false), l->key);
 }
 
 static bool is_html_type(const char *ct)
@@ -103,6 +103,7 @@ static void page_begin(xfer *x)
         .canon = x->c->canon,
         .charset = charset_of(x->content_type, cs, sizeof cs),
         .follow_nofollow = x->c->o.follow_nofollow,
+        .memo = x->memo,
     };
     x->parse_rc = sieve_links_new(&x->lx, x->url, &lo, on_link, x);
     if (x->parse_rc != SIEVE_OK && lo.charset != NULL) {

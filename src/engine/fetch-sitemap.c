@@ -76,7 +76,7 @@ static void on_entry(void *ctx, const sieve_sitemap_entry *e)
     }
     if (e->kind == SIEVE_SITEMAP_PAGE) {
         atomic_fetch_add(&c->n.sitemap_pages, 1);
-        outlinks_offer(x, url, &info, tag_make(x->depth + 1, 0, false));
+        outlinks_offer(x, url, &info, tag_make(x->depth + 1, 0, false), 0);
     } else if (x->depth == 0) {
         if (queue_sitemap(c, url, &info, 1))
             x->links_new++;

@@ -4,7 +4,9 @@
  * filter, and packed into the transfer's batch; a full batch, and the
  * rest at the transfer's end, goes to the frontier in one push_batch()
  * (one lock, every key prefetched). A link the frontier had seen gives
- * its host's quota back. */
+ * its host's quota back. A link in the seen-set, new or not, goes into
+ * the worker's memo, so that the pages after skip it before they
+ * canonicalize it (sieve/links.h). */
 #include <string.h>
 
 #include "xfer.h"
@@ -25,18 +27,22 @@ void outlinks_flush(xfer *x)
             x->links_new++;
         else
             scope_release(c->scope, x->batch[i].url);
+        /* in the seen-set now: pages that repeat the link skip it */
+        if (results[i] == SIEVE_OK || results[i] == SIEVE_SEEN)
+            sieve_links_memo_add(x->memo, x->batch_key[i]);
     }
     x->nbatch = 0;
     x->store_used = 0;
 }
 
-static bool append(xfer *x, const char *url, size_t len, uint32_t tag)
+static bool append(xfer *x, const char *url, size_t len, uint32_t tag, uint64_t key)
 {
     if (x->nbatch == OUTLINK_BATCH || x->store_used + len + 1 > sizeof x->store)
         outlinks_flush(x);
     char *dst = x->store + x->store_used;
     memcpy(dst, url, len + 1);
     x->store_used += len + 1;
+    x->batch_key[x->nbatch] = key;
     x->batch[x->nbatch++] = (sieve_url){.url = dst, .len = len, .depth = tag};
     return true;
 }
@@ -71,7 +77,8 @@ static bool filter(xfer *x, const char **url, sieve_canon_info *info, uint32_t t
     return true;
 }
 
-bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag)
+bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag,
+                    uint64_t key)
 {
     sieve_crawler *c = x->c;
     scope_verdict v = scope_check(c->scope, url, info, tag & TAG_DEPTH_MASK);
@@ -80,10 +87,10 @@ bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint
         return false;
     }
     if (c->cb.on_link == NULL)
-        return append(x, url, info->len, tag);
+        return append(x, url, info->len, tag, key);
     sieve_canon_info fi = *info;
     char buf[SIEVE_URL_MAX + 1];
     if (!filter(x, &url, &fi, tag, buf, sizeof buf))
         return false;
-    return append(x, url, fi.len, tag);
+    return append(x, url, fi.len, tag, 0);
 }

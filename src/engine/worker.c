@@ -36,7 +36,10 @@
  * is removed from the multi handle (later versions look the connection
  * up by its id): 1024 cost about 5% of a crawl over 1000 hosts. */
 #define WORKER_IDLE_CONNECTIONS_MAX 1024
-#define WORKER_FILES_RESERVE        64
+
+/* Links a worker remembers as pushed (sieve/links.h): 8 bytes each. */
+#define WORKER_LINKS_MEMO    (1u << 16)
+#define WORKER_FILES_RESERVE 64
 
 static long idle_connections(const sieve_crawler *c)
 {
@@ -57,6 +60,10 @@ worker *worker_new(sieve_crawler *c)
     if (w == NULL)
         return NULL;
     w->c = c;
+    if (c->cb.on_link == NULL && sieve_links_memo_new(&w->memo, WORKER_LINKS_MEMO) != SIEVE_OK) {
+        free(w);
+        return NULL;
+    }
     w->nslots = c->o.concurrency;
     w->slots = calloc(w->nslots, sizeof *w->slots);
     w->multi = curl_multi_init();
@@ -69,6 +76,7 @@ worker *worker_new(sieve_crawler *c)
     for (unsigned i = 0; i < w->nslots; i++) {
         w->slots[i].w = w;
         w->slots[i].c = c;
+        w->slots[i].memo = w->memo;
         if (xfer_setup(&w->slots[i]) != SIEVE_OK) {
             worker_free(w);
             return NULL;
@@ -91,6 +99,7 @@ void worker_free(worker *w)
     }
     if (w->multi != NULL)
         curl_multi_cleanup(w->multi);
+    sieve_links_memo_free(w->memo);
     free(w->slots);
     free(w);
 }

@@ -17,6 +17,9 @@ struct worker {
     double ready_in;    /* seconds until the frontier may have a URL ready */
     pthread_t thread;
     char popbuf[SIEVE_URL_MAX + 1];
+    /* links whose URLs went to the frontier, skipped when pages repeat
+     * them; NULL when the embedder filters links (its filter sees them) */
+    sieve_links_memo *memo;
 };
 
 /* Creates a worker with its transfer slots; NULL when out of memory or

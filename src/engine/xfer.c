@@ -272,7 +272,7 @@ static const char *follow_redirect(xfer *x)
     if (x->hops + 1 > c->o.max_redirects)
         return "too many redirects";
     outlinks_offer(x, x->final_url, &info,
-                   tag_make(x->depth, x->hops + 1, x->kind == &xfer_sitemap));
+                   tag_make(x->depth, x->hops + 1, x->kind == &xfer_sitemap), 0);
     return NULL;
 }
 

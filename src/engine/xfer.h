@@ -83,16 +83,18 @@ struct xfer {
     char ip[48];
 
     /* the kinds' own state */
-    sieve_links *lx;   /* page: the HTML link extractor, for 2xx HTML */
-    bool pass_body;    /* page, sitemap: bytes go to the body callback */
-    sieve_sitemap *sm; /* sitemap: its parser */
-    char *body;        /* robots: the file, kept whole up to the parser's limit */
+    sieve_links *lx;        /* page: the HTML link extractor, for 2xx HTML */
+    sieve_links_memo *memo; /* the worker's: links already pushed (may be NULL) */
+    bool pass_body;         /* page, sitemap: bytes go to the body callback */
+    sieve_sitemap *sm;      /* sitemap: its parser */
+    char *body;             /* robots: the file, kept whole up to the parser's limit */
     size_t body_len;
     sieve_url waiting; /* robots: the page that waits for it */
     char waiting_url[SIEVE_URL_MAX + 1];
 
     /* links waiting to be pushed, their text packed in store */
     sieve_url batch[OUTLINK_BATCH];
+    uint64_t batch_key[OUTLINK_BATCH]; /* their memo keys, 0 for none */
     size_t nbatch, store_used;
     char store[OUTLINK_STORE];
 };
@@ -160,8 +162,10 @@ bool xfer_pass_body(xfer *x, const char *data, size_t n);
 
 /* outlinks.c: queues a canonical URL found by x with its frontier tag if
  * the scope and the link filter take it; returns whether it was queued.
- * The URL reaches the frontier with the next outlinks_flush(). */
-bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag);
+ * The URL reaches the frontier with the next outlinks_flush(), and then
+ * its memo key (sieve/links.h; 0 for none) goes into the worker's memo. */
+bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag,
+                    uint64_t key);
 
 /* Pushes the URLs x has queued. */
 void outlinks_flush(xfer *x);

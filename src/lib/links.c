@@ -103,6 +103,9 @@ struct held {
 
 /* One href met on the page and what canonicalization made of it: its
  * bytes, then the URL's, in the arena. */
+/* How an href resolves against the base, for its memo key. */
+enum memo_kind { MEMO_ABSOLUTE, MEMO_SCHEME, MEMO_ORIGIN, MEMO_DIR, MEMO_FULL, MEMO_KINDS };
+
 struct href {
     uint64_t hash;
     uint32_t key_off, key_len, url_len; /* the URL follows the key */
@@ -152,6 +155,8 @@ struct sieve_links {
     size_t run;                             /* name characters it ended with */
     bool stopped;                           /* a limit ended the page: the rest is ignored */
     struct href_table hrefs;                /* this page's hrefs, canonicalized */
+    const sieve_links_memo *memo;           /* links handled before, by key */
+    uint64_t seed[MEMO_KINDS];              /* the base's parts, hashed, by href kind */
     const xmlCharEncodingHandler *enc_seen; /* the converter last checked */
     bool enc_keeps_ascii;                   /* and whether it keeps ASCII */
     sieve_links_stats st;
@@ -346,6 +351,58 @@ static void hrefs_add(struct href_table *t, const char *key, size_t len, uint64_
     t->slot[i] = ++t->n;
 }
 
+/* ---- memo keys (see sieve_links_memo in sieve/links.h) ----
+ *
+ * What part of the base an href resolves against depends on how it
+ * starts, as curl's URL API resolves it: nothing for an absolute http(s)
+ * URL, the scheme for "//host", the origin for "/path", the directory
+ * (up to the path's last '/') for a relative path, and the whole base for
+ * "?query", a fragment, an empty href and anything else with a ':' before
+ * its first '/', '?' or '#' (a scheme of some other kind). Each kind seeds
+ * the href's hash with that part's hash, so equal keys mean the same
+ * href against the same part. */
+static void memo_seeds(sieve_links *lx)
+{
+    const char *b = lx->base; /* canonical: scheme://authority/path[?query] */
+    size_t n = strlen(b), scheme = strcspn(b, ":");
+    size_t origin = scheme + 3 + strcspn(b + scheme + 3, "/?#");
+    size_t full = strcspn(b, "#"), dir = origin;
+    for (size_t i = origin; i < full && b[i] != '?'; i++)
+        if (b[i] == '/')
+            dir = i + 1;
+    if (scheme + 3 > n)
+        origin = dir = full = n;
+    lx->seed[MEMO_ABSOLUTE] = 1;
+    lx->seed[MEMO_SCHEME] = XXH3_64bits(b, scheme) + MEMO_SCHEME;
+    lx->seed[MEMO_ORIGIN] = XXH3_64bits(b, origin) + MEMO_ORIGIN;
+    lx->seed[MEMO_DIR] = XXH3_64bits(b, dir) + MEMO_DIR;
+    lx->seed[MEMO_FULL] = XXH3_64bits(b, full) + MEMO_FULL;
+}
+
+static bool starts_http(const char *v)
+{
+    return strncasecmp(v, "http://", 7) == 0 || strncasecmp(v, "https://", 8) == 0;
+}
+
+/* The memo key of href v (n bytes, fragment_only() already applied: an
+ * empty key stands for the base), or 0 when it has none. */
+static uint64_t memo_key(const sieve_links *lx, const char *v, size_t n)
+{
+    enum memo_kind k;
+    if (n == 0 || v[0] == '?')
+        k = MEMO_FULL;
+    else if ((unsigned char)v[0] <= 0x20)
+        return 0; /* trimmed by canonicalization: keep it simple */
+    else if (v[0] == '/')
+        k = v[1] == '/' ? MEMO_SCHEME : MEMO_ORIGIN;
+    else if (starts_http(v))
+        k = MEMO_ABSOLUTE;
+    else
+        k = v[strcspn(v, ":/?#")] == ':' ? MEMO_FULL : MEMO_DIR;
+    uint64_t key = XXH3_64bits_withSeed(v, n, lx->seed[k]);
+    return key != 0 ? key : 1;
+}
+
 /* Whether an href names the base itself: nothing but a fragment once the
  * blanks and controls that canonicalization trims are gone. */
 static bool fragment_only(const char *v)
@@ -362,6 +419,11 @@ static void resolve(sieve_links *lx, const char *value, size_t n, sieve_link *li
     const char *key = value;
     if (fragment_only(value))
         key = "", n = 0;
+    link->key = memo_key(lx, key, n);
+    if (sieve_links_memo_has(lx->memo, link->key)) {
+        link->status = SIEVE_SEEN;
+        return;
+    }
     uint64_t hash = XXH3_64bits(key, n);
     const struct href *e = hrefs_find(&lx->hrefs, key, n, hash);
     if (e) {
@@ -397,6 +459,7 @@ static void on_base(sieve_links *lx, const char *href)
     if (sieve_canon_url(lx->canon, lx->page, href, n, lx->out, lx->cap, NULL) != SIEVE_OK)
         return;
     memcpy(lx->base, lx->out, strlen(lx->out) + 1);
+    memo_seeds(lx);
     lx->st.base_used = strcmp(lx->base, lx->page) != 0;
     curl_url_cleanup(lx->base_u);
     lx->base_u = sieve_canon_parse_base(lx->base);
@@ -425,6 +488,10 @@ static void on_link(sieve_links *lx, const char *tag, const char *value, const x
         link.status = sieve_canon_url(lx->canon, lx->base, value, n, lx->out, lx->cap, &link.info);
     else
         resolve(lx, value, n, &link);
+    if (link.status == SIEVE_SEEN) { /* in the memo */
+        lx->st.known++;
+        return;
+    }
     count(lx, link.status);
     if (link.status == SIEVE_OK) {
         link.url = lx->out;
@@ -599,6 +666,7 @@ int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_o
     lx->ctx = ctx;
     lx->follow_nofollow = opts->follow_nofollow;
     lx->report_errors = opts->report_errors;
+    lx->memo = opts->memo;
     lx->max_pending = opts->max_pending ? opts->max_pending : SIEVE_LINKS_MAX_PENDING;
     lx->flush_at = STAGE_MIN;
     lx->hiding = SIEVE_LINKS_HIDE_ALL;
@@ -614,6 +682,7 @@ int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_o
             sieve_canon_url(opts->canon, NULL, page_url, strlen(page_url), lx->page, lx->cap, NULL);
     if (st == SIEVE_OK) {
         memcpy(lx->base, lx->page, lx->cap);
+        memo_seeds(lx);
         lx->base_u = sieve_canon_parse_base(lx->base); /* NULL: the slower path */
         st = make_parser(lx, opts->charset);
     }
