@@ -101,11 +101,11 @@ struct held {
     size_t loose;      /* attribute starts it may yet read elsewhere */
 };
 
-/* One href met on the page and what canonicalization made of it: its
- * bytes, then the URL's, in the arena. */
 /* How an href resolves against the base, for its memo key. */
 enum memo_kind { MEMO_ABSOLUTE, MEMO_SCHEME, MEMO_ORIGIN, MEMO_DIR, MEMO_FULL, MEMO_KINDS };
 
+/* One href met on the page and what canonicalization made of it: its
+ * bytes, then the URL's, in the arena. */
 struct href {
     uint64_t hash;
     uint32_t key_off, key_len, url_len; /* the URL follows the key */
