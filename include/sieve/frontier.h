@@ -19,7 +19,8 @@
  * and requeue() accept only a URL in flight with its ticket, bytes and
  * host as pop() gave them, once: a stray or repeated done() returns
  * SIEVE_ESTATE instead of ending the crawl early. Copy the whole sieve_url
- * (the bytes may move to a buffer of one's own) to answer a pop later.
+ * (the bytes and the data may move to buffers of one's own) to answer a
+ * pop later.
  *
  * Logging. The frontier never prints on its own: its default logger drops
  * every message. Set cfg.logger (sieve_logger_default() for stderr) to
@@ -55,14 +56,33 @@ typedef struct sieve_frontier sieve_frontier;
  * SIEVE_URL_MAX + 1 bytes. */
 #define SIEVE_URL_MAX 8192
 
-/* A URL with its crawl depth. url need not be NUL-terminated. push() reads
- * url, len and depth only; pop() sets every field. */
+/* The most bytes of data one URL may carry (see sieve_url): room for two
+ * URLs of SIEVE_URL_MAX bytes and a separator after each, such as the page
+ * a URL was found on and the URL first requested before a redirect. */
+#define SIEVE_URL_DATA_MAX (2 * (SIEVE_URL_MAX + 1))
+
+/* A pop() buffer of this many bytes takes any URL of up to SIEVE_URL_MAX
+ * bytes with any data: the data, a NUL, the URL and its NUL. */
+#define SIEVE_POP_BUF_MAX (SIEVE_URL_DATA_MAX + SIEVE_URL_MAX + 2)
+
+/* A URL with its crawl depth and, if the pusher gives any, its data: up to
+ * SIEVE_URL_DATA_MAX bytes of the pusher's own that the frontier keeps
+ * with the URL wherever the URL waits (its host's queue, the spill on
+ * disk, a retry's wait, the journal and checkpoints of a durable
+ * frontier) and hands back with it at pop(), e.g. the page that linked to
+ * it. The frontier never reads them. data_len 0 means none; a URL without
+ * data costs what it did before URLs could carry any. A push refused as
+ * seen drops its data with it. url need not be NUL-terminated.
+ * sieve_frontier_push_batch() reads url, len, depth, data and data_len;
+ * pop() sets every field. */
 typedef struct sieve_url {
     const char *url;
     size_t len;
     uint32_t depth;
-    uint32_t host;   /* set by pop(): which host's slot done() frees */
-    uint64_t ticket; /* set by pop(): which pop done() answers */
+    uint32_t host;    /* set by pop(): which host's slot done() frees */
+    uint64_t ticket;  /* set by pop(): which pop done() answers */
+    const void *data; /* NULL when data_len is 0 */
+    size_t data_len;
 } sieve_url;
 
 /* Per-host scheduling. When enabled, every host (an authority, so each
@@ -99,10 +119,11 @@ typedef struct sieve_frontier_config {
      * state; an open with other text is refused. Default NULL. */
     const char *state_meaning;
     /* sieve_frontier_open() only: the most bytes of queued URLs held in
-     * memory (each URL's length plus SIEVE_QUEUE_ENTRY_COST). Past it,
-     * pushed URLs stay in the journal only and are read back, in the order
-     * pushed, as the queue in memory falls below half of it. 0 (default):
-     * no limit. sieve_frontier_new() refuses a nonzero value. */
+     * memory (each URL's length, its data's and one byte more if it has
+     * any, plus SIEVE_QUEUE_ENTRY_COST). Past it, pushed URLs stay in the
+     * journal only and are read back, in the order pushed, as the queue
+     * in memory falls below half of it. 0 (default): no limit.
+     * sieve_frontier_new() refuses a nonzero value. */
     uint64_t queue_memory;
     /* sieve_frontier_open() only: the journal's segment size in bytes; a
      * segment is the unit of disk given back once a checkpoint (or, for a
@@ -206,20 +227,25 @@ SIEVE_API int sieve_frontier_sync(sieve_frontier *f);
  * sieve_frontier_sync()), so that the next open is quick. */
 SIEVE_API void sieve_frontier_free(sieve_frontier *f);
 
-/* Offers a canonical URL. SIEVE_OK: enqueued. SIEVE_SEEN: already seen, not
- * enqueued. SIEVE_EEMPTY, SIEVE_ETOOLONG (over max_url_len), SIEVE_ESCHEME
- * (a scheme other than http or https: the URL must start with "http://" or
- * "https://", in any case), SIEVE_EURL (no scheme, http(s) without "//",
- * or a control character or space inside): refused, and neither marked
- * seen nor enqueued. SIEVE_ENOMEM: nothing changed. Pushing after close()
- * still records the URL (nothing is lost). Thread-safe. */
+/* Offers a canonical URL, without data. SIEVE_OK: enqueued. SIEVE_SEEN:
+ * already seen, not enqueued. SIEVE_EEMPTY, SIEVE_ETOOLONG (over
+ * max_url_len), SIEVE_ESCHEME (a scheme other than http or https: the URL
+ * must start with "http://" or "https://", in any case), SIEVE_EURL (no
+ * scheme, http(s) without "//", or a control character or space inside):
+ * refused, and neither marked seen nor enqueued. SIEVE_ENOMEM: nothing
+ * changed. Pushing after close() still records the URL (nothing is lost).
+ * Thread-safe. */
 SIEVE_API int sieve_frontier_push(sieve_frontier *f, const char *url, size_t len, uint32_t depth);
 
 /* Offers n URLs under one lock: hashes them all first, prefetches, then
  * tests and enqueues each in order, exactly as n push() calls would (a URL
- * repeated inside the batch is enqueued once). results (may be NULL) gets
- * each URL's status. Returns the number enqueued, or SIEVE_ENOMEM if memory
- * ran out part way (results says which were handled). Thread-safe. */
+ * repeated inside the batch is enqueued once, with the data of its first
+ * push), each with its data (sieve_url). results (may be NULL) gets each
+ * URL's status: those of push(), and SIEVE_ETOOLONG for data_len over
+ * SIEVE_URL_DATA_MAX, SIEVE_EINVAL for data NULL with data_len above 0
+ * (refused, neither marked seen nor enqueued). Returns the number
+ * enqueued, or SIEVE_ENOMEM if memory ran out part way (results says which
+ * were handled). Thread-safe. */
 SIEVE_API int sieve_frontier_push_batch(sieve_frontier *f, const sieve_url *urls, size_t n,
                                         int *results);
 
@@ -229,16 +255,20 @@ SIEVE_API int sieve_frontier_push_batch(sieve_frontier *f, const sieve_url *urls
 SIEVE_API int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len);
 
 /* Takes the next URL (the oldest; with per-host scheduling, the oldest of
- * the host ready longest), copying it into buf (cap bytes, NUL-terminated) and
- * filling *out (out->url == buf, and its ticket). timeout_ms 0 returns at
- * once, a negative timeout waits without limit. Returns SIEVE_OK;
- * SIEVE_EAGAIN (timeout 0, nothing waiting) or SIEVE_ETIMEDOUT;
+ * the host ready longest), copying it into buf (cap bytes) and filling
+ * *out with it, its data and its ticket. A URL without data goes to buf,
+ * NUL-terminated (out->url == buf, out->data NULL); one with data goes
+ * after it: buf holds the data, a NUL, then the URL, NUL-terminated
+ * (out->data == buf, out->url == buf + data_len + 1). timeout_ms 0
+ * returns at once, a negative timeout waits without limit. Returns
+ * SIEVE_OK; SIEVE_EAGAIN (timeout 0, nothing waiting) or SIEVE_ETIMEDOUT;
  * SIEVE_EDRAINED when the queue is empty and no URL is in flight;
- * SIEVE_ECLOSED after close(); SIEVE_ERANGE if cap is not above the URL's
- * length (nothing is removed; cap of max_url_len + 1 always suffices);
- * SIEVE_ENOMEM if the table of URLs in flight cannot grow (nothing is
- * removed). Each SIEVE_OK must be answered by one done() (or requeue()).
- * Thread-safe. */
+ * SIEVE_ECLOSED after close(); SIEVE_ERANGE if cap is too small for the
+ * URL and its data (nothing is removed; cap of max_url_len + 1 always
+ * suffices for URLs pushed without data, max_url_len + SIEVE_URL_DATA_MAX
+ * + 2 for any); SIEVE_ENOMEM if the table of URLs in flight cannot grow
+ * (nothing is removed). Each SIEVE_OK must be answered by one done() (or
+ * requeue()). Thread-safe. */
 SIEVE_API int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
                                  int timeout_ms);
 
@@ -264,9 +294,11 @@ SIEVE_API int sieve_frontier_done(sieve_frontier *f, const sieve_url *u);
  * fetched in its place): it is no longer in flight, and pop() returns it
  * again before its host's other URLs, with a new ticket, once the host's
  * delay has passed from the requeue (what was done in the URL's place
- * counts as a request to its host). u is checked as done() checks it (SIEVE_ESTATE, nothing
- * changed); it needs per-host scheduling (else SIEVE_ESTATE); SIEVE_ENOMEM
- * leaves it in flight. Thread-safe. */
+ * counts as a request to its host). It keeps the data u carries (as pop()
+ * gave them, or copied with the URL). u is checked as done() checks it
+ * (SIEVE_ESTATE, nothing changed); it needs per-host scheduling (else
+ * SIEVE_ESTATE); SIEVE_ENOMEM leaves it in flight; SIEVE_ETOOLONG or
+ * SIEVE_EINVAL for data push_batch() would refuse. Thread-safe. */
 SIEVE_API int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u);
 
 /* As requeue(), and the host takes no URL for pause_s seconds (or its

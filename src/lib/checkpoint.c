@@ -27,6 +27,8 @@
  *            it in memory (64-bit words, little-endian on the machines
  *            this builds for; the format version would change otherwise)
  *       .  . the list: per URL a 4-byte tag, a 4-byte length, the bytes
+ *            of its entry (entry.h: the URL, or its data, a NUL and the
+ *            URL)
  *
  * The list sits after the layers at an offset known from the start, so a
  * writer can put the list down first (at one instant, under the

@@ -45,7 +45,8 @@ typedef struct ckpt_reader ckpt_reader;
 int ckpt_writer_open(ckpt_writer **out, const char *dir, uint64_t layer_bytes, char *msg,
                      size_t cap);
 
-/* Adds a URL to the list, in the order they are to be queued again. */
+/* Adds a URL to the list, in the order they are to be queued again: its
+ * entry (entry.h), len bytes. */
 int ckpt_put_url(ckpt_writer *w, const char *url, size_t len, uint32_t tag);
 
 /* Adds the next n bytes of the layers' arrays (layer 0's first). */

@@ -4,7 +4,8 @@
  *     DIR/STATE     what gives the state its meaning: format, seen-set
  *                   settings, and the embedder's own (state_meaning)
  *     DIR/journal/  append-only segments: one PUSH record per URL the
- *                   seen-set took, one DONE record per URL finished
+ *                   seen-set took (with its data), one DONE record per
+ *                   URL finished
  *
  * Records wait in a packing buffer and go out in one write(2): the
  * pushes when 64 KiB of them wait, or with the next done(), sync,
@@ -21,11 +22,12 @@
  * own add. sync() (fdatasync) extends that to a power loss, up to the
  * last sync.
  *
- * Records (push-record.h): PUSH, a URL and its tag; PUSHF, the same
- * front-coded against the URL before it; DONE, the URL's XXH3-64 with
- * FSTATE_URL_SEED. A URL is pushed once, so its hash names it (a
- * collision between a URL done after a crash and one pending costs one
- * URL in 2^64, not a lost crawl).
+ * Records (push-record.h): PUSH, a URL's entry (entry.h: the URL, or its
+ * data, a NUL and the URL) and its tag; PUSHF, the same front-coded
+ * against the entry before it; DONE, the URL's XXH3-64 with
+ * FSTATE_URL_SEED, without its data. A URL is pushed once, so its hash
+ * names it (a collision between a URL done after a crash and one pending
+ * costs one URL in 2^64, not a lost crawl).
  *
  * Checkpoints (CHECKPOINT, checkpoint.c) bound what an open reads: the
  * seen-set's layers and the URLs in memory or in flight at a journal
@@ -54,6 +56,7 @@
 
 #include "bytes.h"
 #include "checkpoint.h"
+#include "entry.h"
 #include "frontier-state.h"
 #include "journal.h"
 #include "push-record.h"
@@ -61,11 +64,16 @@
 #include "sieve/log.h"
 #include "statedir.h"
 
-#define STATE_NAME    "STATE"
-#define STATE_KIND    "SIEVEFS"
-#define STATE_VERSION 1u
-#define JOURNAL_DIR   "journal"
-#define TEMP_PREFIX   "sieve-queue-"
+#define STATE_NAME "STATE"
+#define STATE_KIND "SIEVEFS"
+/* 2: push records and the checkpoint's list hold entries (entry.h), URLs
+ * that may carry data. A state of version 1 holds URLs without data, which
+ * are entries too: it is read, and STATE is rewritten as 2 before anything
+ * is written that a version-1 build would misread. */
+#define STATE_VERSION         2u
+#define STATE_VERSION_NO_DATA 1u
+#define JOURNAL_DIR           "journal"
+#define TEMP_PREFIX           "sieve-queue-"
 /* Seconds a temporary spill must have been left alone before another
  * process may take it for one a killed process left. */
 #define STALE_AFTER_S 60
@@ -100,15 +108,17 @@ struct fstate {
     journal_pos *pos;         /* where they went, to find the spill's first */
     size_t npend, cap_pend;
     size_t spill_rec; /* the pending record where the spill begins, or SIZE_MAX */
-    char *prev;       /* the last URL written in this batch: PUSHF's reference */
+    char *prev;       /* the last entry written in this batch: PUSHF's reference */
     size_t prev_len, prev_cap;
+    char *entry; /* a URL with data made into its entry (entry.h) */
+    size_t entry_cap;
     url_chain head_chain;  /* the head's view of the push records it reads */
     journal_reader *head;  /* the spill's next URL to read back, or NULL */
     struct hash_set *done; /* after a recovery that spilled: the URLs done */
-    size_t max_url_len;
-    uint64_t appended;   /* journal bytes since the last checkpoint */
-    uint64_t ckpt_cost;  /* bytes the last checkpoint took */
-    uint64_t ckpt_every; /* checkpoint_bytes: 0 for ckpt_cost */
+    size_t max_entry;      /* the longest entry (entry.h) a record or the list may hold */
+    uint64_t appended;     /* journal bytes since the last checkpoint */
+    uint64_t ckpt_cost;    /* bytes the last checkpoint took */
+    uint64_t ckpt_every;   /* checkpoint_bytes: 0 for ckpt_cost */
 };
 
 static void set_free(struct hash_set *h);
@@ -117,6 +127,14 @@ static int flush(fstate *s);
 uint64_t fstate_url_hash(const char *url, size_t len)
 {
     return XXH3_64bits_withSeed(url, len, FSTATE_URL_SEED);
+}
+
+/* The hash of an entry's URL: what its DONE record holds. */
+static uint64_t entry_hash(const char *e, size_t n)
+{
+    size_t len;
+    const char *url = entry_url(e, n, &len);
+    return fstate_url_hash(url, len);
 }
 
 /* ---- STATE: the settings the state was made with ---- */
@@ -157,6 +175,22 @@ static void first_difference(const char *a, const char *b, char *la, char *lb, s
     snprintf(lb, cap, "(nothing)");
 }
 
+/* Reads STATE: of this version, or of version 1 (*old set), which this
+ * build reads too. */
+static int read_state(fstate *s, void **have, size_t *len, bool *old)
+{
+    *old = false;
+    int rc = statedir_read(s->dir, STATE_NAME, STATE_KIND, STATE_VERSION, have, len);
+    if (rc != SIEVE_EVERSION)
+        return rc;
+    rc = statedir_read(s->dir, STATE_NAME, STATE_KIND, STATE_VERSION_NO_DATA, have, len);
+    if (rc == SIEVE_OK)
+        *old = true;
+    else if (rc == SIEVE_EVERSION) /* for the message: what this build reads */
+        rc = statedir_read(s->dir, STATE_NAME, STATE_KIND, STATE_VERSION, have, len);
+    return rc;
+}
+
 static int check_meaning(fstate *s, const sieve_frontier_config *cfg)
 {
     char *want = meaning_of(cfg);
@@ -164,7 +198,8 @@ static int check_meaning(fstate *s, const sieve_frontier_config *cfg)
         return SIEVE_ENOMEM;
     void *have = NULL;
     size_t len = 0;
-    int rc = statedir_read(s->dir, STATE_NAME, STATE_KIND, STATE_VERSION, &have, &len);
+    bool old;
+    int rc = read_state(s, &have, &len, &old);
     if (rc == SIEVE_EIO && errno == ENOENT) {
         rc = statedir_write(s->dir, STATE_NAME, STATE_KIND, STATE_VERSION, want, strlen(want));
         if (rc != SIEVE_OK)
@@ -179,6 +214,10 @@ static int check_meaning(fstate *s, const sieve_frontier_config *cfg)
                   "made with, or give another state directory",
                   s->path, was, now);
         rc = SIEVE_EMISMATCH;
+    } else if (old) {
+        rc = statedir_write(s->dir, STATE_NAME, STATE_KIND, STATE_VERSION, want, strlen(want));
+        if (rc != SIEVE_OK)
+            sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s", statedir_message(s->dir));
     }
     free(have);
     free(want);
@@ -194,7 +233,7 @@ static int fstate_open_at(fstate **out, const char *dir, const sieve_frontier_co
     s->temporary = temporary;
     s->spill_rec = SIZE_MAX;
     s->logger = cfg->logger;
-    s->max_url_len = cfg->max_url_len;
+    s->max_entry = ENTRY_MAX(cfg->max_url_len);
     s->ckpt_every = cfg->checkpoint_bytes;
     snprintf(s->path, sizeof s->path, "%s", dir);
     char msg[512] = "";
@@ -320,6 +359,7 @@ void fstate_close(fstate *s)
     free(s->recs);
     free(s->pos);
     free(s->prev);
+    free(s->entry);
     chain_free(&s->head_chain);
     free(s);
 }
@@ -451,13 +491,13 @@ static int refuse_state(fstate *s, int rc, const char *what)
     return rc;
 }
 
-/* Whether a URL queued again was done after the checkpoint. forget: the
- * head will not read it, so the hash need not be kept for it (after the
- * replay, p->done is what the head is to pass over, and what checkpoints
- * write again). */
-static bool was_done(replay *p, const char *url, size_t n, bool forget)
+/* Whether a URL queued again (its entry e, n bytes) was done after the
+ * checkpoint. forget: the head will not read it, so the hash need not be
+ * kept for it (after the replay, p->done is what the head is to pass
+ * over, and what checkpoints write again). */
+static bool was_done(replay *p, const char *e, size_t n, bool forget)
 {
-    uint64_t h = fstate_url_hash(url, n);
+    uint64_t h = entry_hash(e, n);
     if (!set_has(p->done, h))
         return false;
     p->done_found++;
@@ -535,14 +575,16 @@ static int replay_pass(replay *p, int pass)
             const char *url;
             size_t n;
             uint32_t tag;
-            rc = push_decode(&chain, type, b, len, pos, s->max_url_len, &url, &n, &tag);
+            rc = push_decode(&chain, type, b, len, pos, s->max_entry, &url, &n, &tag);
             if (rc != SIEVE_OK) {
                 rc = refuse_push(s, pos, rc);
                 break;
             }
-            if (pass == 0) /* SIEVE_SEEN is fine: it was queued */
-                sieve_seen_add(p->seen, url, n);
-            else if ((rc = replay_push(p, url, n, tag, pos, chain.start)) != SIEVE_OK)
+            if (pass == 0) { /* SIEVE_SEEN is fine: it was queued */
+                size_t url_len;
+                const char *u = entry_url(url, n, &url_len);
+                sieve_seen_add(p->seen, u, url_len);
+            } else if ((rc = replay_push(p, url, n, tag, pos, chain.start)) != SIEVE_OK)
                 break;
         } else {
             sieve_log(&s->logger, SIEVE_LOG_ERROR,
@@ -584,7 +626,7 @@ static int load_checkpoint(replay *p, ckpt_reader *cr)
     }
     seen_restored(p->seen);
     if (rc == SIEVE_OK)
-        rc = ckpt_check_list(cr, s->max_url_len, msg, sizeof msg);
+        rc = ckpt_check_list(cr, s->max_entry, msg, sizeof msg);
     if (rc != SIEVE_OK) {
         sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s", msg);
         return rc;
@@ -730,7 +772,7 @@ static int head_read(fstate *s, const char **url, size_t *len, uint32_t *tag)
             return refuse_record(s, s->head, rc);
         if (type != REC_PUSH && type != REC_PUSHF)
             continue;
-        rc = push_decode(&s->head_chain, type, data, n, pos, s->max_url_len, url, len, tag);
+        rc = push_decode(&s->head_chain, type, data, n, pos, s->max_entry, url, len, tag);
         return rc == SIEVE_OK ? rc : refuse_push(s, pos, rc);
     }
 }
@@ -770,7 +812,7 @@ int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag, ui
         if (rc != SIEVE_OK)
             return rc;
         ++*passed;
-        uint64_t h = s->done != NULL ? fstate_url_hash(*url, *len) : 0;
+        uint64_t h = s->done != NULL ? entry_hash(*url, *len) : 0;
         if (s->done != NULL && set_has(s->done, h)) {
             set_remove(s->done, h); /* passed: no checkpoint writes it again */
             continue;
@@ -877,8 +919,8 @@ static int flush(fstate *s)
     return SIEVE_OK;
 }
 
-/* Remembers the URL just written, for the next one's front-coding. */
-static int keep_prev(fstate *s, const char *url, size_t len)
+/* Remembers the entry just written, for the next one's front-coding. */
+static int keep_prev(fstate *s, const char *e, size_t len)
 {
     if (len > s->prev_cap) {
         char *p = realloc(s->prev, len * 2);
@@ -887,9 +929,20 @@ static int keep_prev(fstate *s, const char *url, size_t len)
         s->prev = p;
         s->prev_cap = len * 2;
     }
-    memcpy(s->prev, url, len);
+    memcpy(s->prev, e, len);
     s->prev_len = len;
     return SIEVE_OK;
+}
+
+/* Adds the push record of an entry (len bytes) to the pending ones. */
+static int log_push(fstate *s, const char *e, size_t len, uint32_t tag)
+{
+    unsigned char head[PUSH_HEAD_MAX];
+    uint8_t type;
+    size_t skip;
+    size_t n = push_encode(s->prev, s->prev_len, e, len, tag, head, &type, &skip);
+    int rc = pend_add(s, type, head, n, e + skip, len - skip);
+    return rc == SIEVE_OK ? keep_prev(s, e, len) : rc;
 }
 
 int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t n,
@@ -902,13 +955,8 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
             continue;
         if (i == spill_from)
             s->prev_len = 0; /* the head starts reading there */
-        unsigned char head[PUSH_HEAD_MAX];
-        uint8_t type;
-        size_t skip;
-        size_t hn = push_encode(s->prev, s->prev_len, urls[i].url, urls[i].len, urls[i].depth, head,
-                                &type, &skip);
-        if (pend_add(s, type, head, hn, urls[i].url + skip, urls[i].len - skip) != SIEVE_OK ||
-            keep_prev(s, urls[i].url, urls[i].len) != SIEVE_OK) {
+        const char *e = entry_make(&urls[i], &s->entry, &s->entry_cap);
+        if (e == NULL || log_push(s, e, entry_len(&urls[i]), urls[i].depth) != SIEVE_OK) {
             s->failed = 1; /* a push not journaled must stop the run */
             return SIEVE_ENOMEM;
         }

@@ -17,18 +17,19 @@ struct ckpt_writer;
 
 typedef struct fstate fstate;
 
-/* Receives, in queue order, each URL to queue again at an open: SIEVE_OK
- * when it went to memory; FSTATE_SPILL (only if may_spill) when memory is
- * full, and then this URL and every later one stay in the journal, to be
- * read back by fstate_head_next(); any other status stops the replay. */
-typedef int (*fstate_pending_fn)(void *ud, const char *url, size_t len, uint32_t tag,
+/* Receives, in queue order, each URL to queue again at an open, as its
+ * entry (entry.h: the URL with its data), len bytes: SIEVE_OK when it
+ * went to memory; FSTATE_SPILL (only if may_spill) when memory is full,
+ * and then this URL and every later one stay in the journal, to be read
+ * back by fstate_head_next(); any other status stops the replay. */
+typedef int (*fstate_pending_fn)(void *ud, const char *entry, size_t len, uint32_t tag,
                                  bool may_spill);
 #define FSTATE_SPILL 1
 
 /* Called under the frontier's lock by fstate_checkpoint(): puts every URL
- * queued in memory or in flight into w with ckpt_put_url(), in the order
- * they are to be queued again, and says how many URLs are done and how
- * many wait in the journal. */
+ * queued in memory or in flight, as its entry, into w with ckpt_put_url(),
+ * in the order they are to be queued again, and says how many URLs are
+ * done and how many wait in the journal. */
 typedef int (*fstate_list_fn)(void *ud, struct ckpt_writer *w, uint64_t *done, uint64_t *spilled);
 
 /* What an open found. */
@@ -59,20 +60,20 @@ int fstate_open_temporary(fstate **out, const sieve_frontier_config *cfg);
 int fstate_replay(fstate *s, sieve_seen *seen, fstate_pending_fn pending, void *ud,
                   fstate_found *found);
 
-/* Journals the pushes urls[i] for which take[i] is nonzero, in one write
- * where possible; after SIEVE_EIO nothing more may be journaled. If
- * spill_from < n, that push is the first of a spill: the head (below)
- * starts at it. */
+/* Journals the pushes urls[i] (each URL with its data) for which take[i]
+ * is nonzero, in one write where possible; after SIEVE_EIO nothing more
+ * may be journaled. If spill_from < n, that push is the first of a spill:
+ * the head (below) starts at it. */
 int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t n,
                       size_t spill_from);
 
 /* The spill: URLs journaled and not yet in memory are read back, in
- * order, from the head. Gives the next one (valid until the next call)
- * and SIEVE_OK; JOURNAL's end as SIEVE_EAGAIN; a damaged record as its
+ * order, from the head. Gives the next one's entry (valid until the next
+ * call) and SIEVE_OK; JOURNAL's end as SIEVE_EAGAIN; a damaged record as its
  * error, logged. DONE records, and after a recovery the URLs done, are
  * skipped. *passed: the push records the head went past, the skipped
  * ones and the one given, which the spill's count must lose. */
-int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag, uint64_t *passed);
+int fstate_head_next(fstate *s, const char **entry, size_t *len, uint32_t *tag, uint64_t *passed);
 
 /* The spill is all back in memory: the head reader and what it needed go. */
 void fstate_head_stop(fstate *s);

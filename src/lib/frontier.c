@@ -43,6 +43,7 @@
 
 #include "bytes.h"
 #include "checkpoint.h"
+#include "entry.h"
 #include "frontier-state.h"
 #include "hosts.h"
 #include "later.h"
@@ -57,7 +58,7 @@
 
 /* A URL in flight: what done() checks a ticket against. */
 typedef struct flight {
-    char *url; /* a durable frontier's copy, for its checkpoints; grows only */
+    char *url; /* a durable frontier's copy of its entry, for checkpoints; grows only */
     uint32_t len, cap, tag;
     uint64_t url_hash;
     uint32_t gen;  /* the ticket's high half; never 0, so no zeroed ticket is valid */
@@ -96,6 +97,8 @@ struct sieve_frontier {
     uint32_t nflights, cap_flights;
     uint32_t free_flight; /* head of the free slots, or FLIGHT_NONE */
     later later;          /* URLs given back to wait for a time: retries */
+    char *entry;          /* a URL with data made into its entry (entry.h) */
+    size_t entry_cap;
 };
 
 /* What push() decided under the lock and must log after releasing it. */
@@ -191,6 +194,7 @@ void sieve_frontier_free(sieve_frontier *f)
         free(f->flights[i].url);
     free(f->flights);
     later_free(&f->later);
+    free(f->entry);
     free(f);
 }
 
@@ -205,14 +209,21 @@ static double now_s(void)
 
 static void wake_locked(sieve_frontier *f, bool all);
 
-static int replay_pending(void *ud, const char *url, size_t len, uint32_t tag, bool may_spill)
+/* Queues an entry read back from the state: at an open, or from the
+ * spill. Lock held, or no other thread yet. */
+static int queue_entry(sieve_frontier *f, const char *e, size_t len, uint32_t tag, double now)
+{
+    return f->hosts != NULL ? hosts_push(f->hosts, e, len, entry_url_at(e, len), tag, now)
+                            : sieve_fifo_push(f->queue, e, len, tag);
+}
+
+static int replay_pending(void *ud, const char *e, size_t len, uint32_t tag, bool may_spill)
 {
     sieve_frontier *f = ud;
     uint64_t cost = len + SIEVE_QUEUE_ENTRY_COST;
     if (may_spill && f->budget > 0 && f->ram_bytes + cost > f->budget)
         return FSTATE_SPILL;
-    int rc = f->hosts != NULL ? hosts_push(f->hosts, url, len, tag, now_s())
-                              : sieve_fifo_push(f->queue, url, len, tag);
+    int rc = queue_entry(f, e, len, tag, now_s());
     if (rc == SIEVE_OK)
         f->ram_bytes += cost;
     return rc;
@@ -371,12 +382,21 @@ static int check_url(const sieve_frontier *f, const char *url, size_t len)
     return is_http_url(url, len) ? SIEVE_OK : refuse_not_http(url, len);
 }
 
-/* Enqueue-then-mark, under the lock. See the header comment for the order. */
+/* u's entry (entry.h), made in f's buffer if u has data; NULL when that
+ * cannot grow. Lock held. */
+static const char *entry_locked(sieve_frontier *f, const sieve_url *u)
+{
+    return entry_make(u, &f->entry, &f->entry_cap);
+}
+
+/* Enqueue-then-mark, under the lock. See the header comment for the order.
+ * e is u's entry when it goes to memory (to_ram). */
 /* One FIFO: room is reserved first, so once the seen-set has accepted the
  * URL its push cannot fail, and the seen-set is probed once. */
-static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, bool to_ram)
+static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, const char *e, sieve_hash h,
+                             bool to_ram)
 {
-    int rc = to_ram ? sieve_fifo_reserve(f->queue, u->len) : SIEVE_OK;
+    int rc = to_ram ? sieve_fifo_reserve(f->queue, entry_len(u)) : SIEVE_OK;
     if (rc != SIEVE_OK)
         return rc;
     rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
@@ -385,7 +405,7 @@ static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h
     if (rc != SIEVE_OK)
         return rc; /* seen, or the exact set out of memory: nothing changed */
     if (to_ram)
-        sieve_fifo_push(f->queue, u->url, u->len, u->depth);
+        sieve_fifo_push(f->queue, e, entry_len(u), u->depth);
     f->st.enqueued++;
     return SIEVE_OK;
 }
@@ -393,14 +413,15 @@ static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h
 /* Per-host queues: a push may need a new host, so it cannot be reserved;
  * the URL is queued before it is marked, and an append that fails
  * changes nothing. */
-static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now,
-                              bool to_ram)
+static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, const char *e, sieve_hash h,
+                              double now, bool to_ram)
 {
     if (sieve_seen_contains_hashed(f->seen, u->url, u->len, h)) {
         f->st.seen++;
         return SIEVE_SEEN;
     }
-    int rc = to_ram ? hosts_push(f->hosts, u->url, u->len, u->depth, now) : SIEVE_OK;
+    size_t n = entry_len(u);
+    int rc = to_ram ? hosts_push(f->hosts, e, n, n - u->len, u->depth, now) : SIEVE_OK;
     if (rc != SIEVE_OK)
         return rc;
     rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
@@ -420,10 +441,12 @@ static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, sieve_hash 
 static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now,
                         bool *spilled)
 {
-    uint64_t cost = u->len + SIEVE_QUEUE_ENTRY_COST;
+    uint64_t cost = entry_len(u) + SIEVE_QUEUE_ENTRY_COST;
     bool to_ram = f->budget == 0 || (f->spilled == 0 && f->ram_bytes + cost <= f->budget);
-    int rc = f->hosts != NULL ? offer_hosts_locked(f, u, h, now, to_ram)
-                              : offer_fifo_locked(f, u, h, to_ram);
+    const char *e = to_ram ? entry_locked(f, u) : NULL;
+    int rc = to_ram && e == NULL ? SIEVE_ENOMEM
+             : f->hosts != NULL  ? offer_hosts_locked(f, u, e, h, now, to_ram)
+                                 : offer_fifo_locked(f, u, e, h, to_ram);
     *spilled = rc == SIEVE_OK && !to_ram;
     if (rc == SIEVE_OK) {
         if (to_ram)
@@ -493,12 +516,22 @@ int sieve_frontier_push(sieve_frontier *f, const char *url, size_t len, uint32_t
     return rc < 0 ? rc : result;
 }
 
+/* Data a URL may carry: at most SIEVE_URL_DATA_MAX bytes, and there. */
+static int check_data(const sieve_url *u)
+{
+    if (u->data_len > SIEVE_URL_DATA_MAX)
+        return SIEVE_ETOOLONG;
+    return u->data == NULL && u->data_len > 0 ? SIEVE_EINVAL : SIEVE_OK;
+}
+
 /* Validates and hashes urls[0..n) outside the lock. */
 static void prepare(const sieve_frontier *f, const sieve_url *urls, size_t n, int *status,
                     sieve_hash *hash)
 {
     for (size_t i = 0; i < n; i++) {
         status[i] = check_url(f, urls[i].url, urls[i].len);
+        if (status[i] == SIEVE_OK)
+            status[i] = check_data(&urls[i]);
         if (status[i] == SIEVE_OK)
             hash[i] = sieve_seen_hash(f->seen, urls[i].url, urls[i].len);
     }
@@ -649,9 +682,10 @@ static int reserve_flight_locked(sieve_frontier *f)
 }
 
 /* A durable frontier's checkpoints list the URLs in flight, so a slot
- * keeps a copy; its buffer only grows, so a steady crawl allocates
- * nothing. If it cannot grow, the slot is marked (FLIGHT_URL_LOST) and
- * checkpoints wait until that URL lands (the journal still has it). */
+ * keeps a copy of the entry (the URL and its data); its buffer only
+ * grows, so a steady crawl allocates nothing. If it cannot grow, the slot
+ * is marked (FLIGHT_URL_LOST) and checkpoints wait until that URL lands
+ * (the journal still has it). */
 static void keep_flight_url(flight *x, const char *url, size_t len, uint32_t tag)
 {
     if (len > x->cap) {
@@ -668,9 +702,9 @@ static void keep_flight_url(flight *x, const char *url, size_t len, uint32_t tag
     x->tag = tag;
 }
 
-/* Records a URL just taken (a slot was reserved) and returns its ticket. */
-static uint64_t board_locked(sieve_frontier *f, const char *url, size_t len, uint32_t tag,
-                             uint32_t host)
+/* Records a URL just taken (a slot was reserved), u, whose entry is e (n
+ * bytes), and returns its ticket. */
+static uint64_t board_locked(sieve_frontier *f, const char *e, size_t n, const sieve_url *u)
 {
     uint32_t i = f->free_flight;
     if (i != FLIGHT_NONE) {
@@ -681,9 +715,9 @@ static uint64_t board_locked(sieve_frontier *f, const char *url, size_t len, uin
     }
     flight *x = &f->flights[i];
     if (f->keep_flights)
-        keep_flight_url(x, url, len, tag);
-    x->url_hash = url_hash(url, len);
-    x->host = host;
+        keep_flight_url(x, e, n, u->depth);
+    x->url_hash = url_hash(u->url, u->len);
+    x->host = u->host;
     x->busy = true;
     return (uint64_t)x->gen << 32 | i;
 }
@@ -717,18 +751,17 @@ static void land_locked(sieve_frontier *f, flight *x)
 static int refill_locked(sieve_frontier *f, double now)
 {
     while (f->spilled > 0 && f->ram_bytes < f->budget) {
-        const char *url;
+        const char *e;
         size_t len;
         uint32_t tag;
         uint64_t passed;
-        int rc = fstate_head_next(f->state, &url, &len, &tag, &passed);
+        int rc = fstate_head_next(f->state, &e, &len, &tag, &passed);
         /* URLs done before a recovery, passed over, were counted too */
         f->spilled -= passed < f->spilled ? passed : f->spilled;
         if (rc == SIEVE_EAGAIN && f->spilled == 0)
             break;
         if (rc == SIEVE_OK)
-            rc = f->hosts != NULL ? hosts_push(f->hosts, url, len, tag, now)
-                                  : sieve_fifo_push(f->queue, url, len, tag);
+            rc = queue_entry(f, e, len, tag, now);
         if (rc == SIEVE_EAGAIN) {
             sieve_log(&f->logger, SIEVE_LOG_ERROR,
                       "the journal ended with %llu queued URLs not read back",
@@ -792,8 +825,10 @@ static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sie
     buf[len] = '\0';
     if (f->budget > 0)
         f->ram_bytes -= len + SIEVE_QUEUE_ENTRY_COST;
-    uint64_t ticket = board_locked(f, buf, len, tag, host);
-    *out = (sieve_url){.url = buf, .len = len, .depth = tag, .host = host, .ticket = ticket};
+    sieve_url u = {.depth = tag, .host = host};
+    entry_split(buf, len, &u);
+    u.ticket = board_locked(f, buf, len, &u);
+    *out = u;
     f->st.popped++;
     f->st.in_flight++;
     return SIEVE_OK;
@@ -915,15 +950,20 @@ int sieve_frontier_requeue_after(sieve_frontier *f, const sieve_url *u, double p
         return SIEVE_EINVAL;
     if (f->hosts == NULL)
         return SIEVE_ESTATE;
+    int rc = check_data(u);
+    if (rc != SIEVE_OK)
+        return rc;
     uint64_t h = url_hash(u->url, u->len);
     pthread_mutex_lock(&f->lock);
     flight *x = flight_of_locked(f, u, h);
-    int rc = x == NULL
-                 ? SIEVE_ESTATE
-                 : hosts_requeue(f->hosts, x->host, u->url, u->len, u->depth, now_s(), pause_s);
+    const char *e = x != NULL ? entry_locked(f, u) : NULL;
+    rc = x == NULL ? SIEVE_ESTATE
+         : e == NULL
+             ? SIEVE_ENOMEM
+             : hosts_requeue(f->hosts, x->host, e, entry_len(u), u->depth, now_s(), pause_s);
     if (rc == SIEVE_OK) {
         if (f->budget > 0)
-            f->ram_bytes += u->len + SIEVE_QUEUE_ENTRY_COST;
+            f->ram_bytes += entry_len(u) + SIEVE_QUEUE_ENTRY_COST;
         give_back_locked(f, x);
     }
     pthread_mutex_unlock(&f->lock);
@@ -936,12 +976,16 @@ int sieve_frontier_retry_later(sieve_frontier *f, const sieve_url *u, double wai
         return SIEVE_EINVAL;
     if (f->hosts == NULL)
         return SIEVE_ESTATE;
+    int rc = check_data(u);
+    if (rc != SIEVE_OK)
+        return rc;
     uint64_t h = url_hash(u->url, u->len);
     pthread_mutex_lock(&f->lock);
     flight *x = flight_of_locked(f, u, h);
-    int rc = SIEVE_ESTATE;
-    if (x != NULL)
-        rc = later_add(&f->later, now_s() + wait_s, x->host, u->url, u->len, u->depth);
+    const char *e = x != NULL ? entry_locked(f, u) : NULL;
+    rc = x == NULL   ? SIEVE_ESTATE
+         : e == NULL ? SIEVE_ENOMEM
+                     : later_add(&f->later, now_s() + wait_s, x->host, e, entry_len(u), u->depth);
     if (rc == SIEVE_OK && (rc = hosts_done(f->hosts, x->host)) >= 0) {
         give_back_locked(f, x);
         rc = SIEVE_OK;

@@ -255,16 +255,17 @@ static int64_t lookup(sieve_hosts *h, const char *name, size_t len, int create)
 
 /* ---- the scheduler ---- */
 
-int hosts_push(sieve_hosts *h, const char *url, size_t len, uint32_t tag, double now)
+int hosts_push(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uint32_t tag,
+               double now)
 {
     const char *name;
     size_t name_len;
-    hosts_authority(url, len, &name, &name_len);
+    hosts_authority(entry + url_at, len - url_at, &name, &name_len);
     int64_t id = lookup(h, name, name_len, 1);
     if (id < 0)
         return (int)id;
     host_state *x = &h->host[id];
-    int rc = sieve_fifo_push(x->queue, url, len, tag);
+    int rc = sieve_fifo_push(x->queue, entry, len, tag);
     if (rc != SIEVE_OK)
         return rc;
     if (x->next_start == 0)
@@ -310,14 +311,14 @@ int hosts_done(sieve_hosts *h, uint32_t host_id)
     return !was_ready && h->host[host_id].heap_pos >= 0;
 }
 
-int hosts_return(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag)
+int hosts_return(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag)
 {
     if (host_id >= h->nhosts)
         return SIEVE_ESTATE;
     host_state *x = &h->host[host_id];
     if (x->returned == NULL && sieve_fifo_new(&x->returned) != SIEVE_OK)
         return SIEVE_ENOMEM;
-    int rc = sieve_fifo_push(x->returned, url, len, tag);
+    int rc = sieve_fifo_push(x->returned, entry, len, tag);
     if (rc != SIEVE_OK)
         return rc;
     h->queued++;
@@ -325,7 +326,7 @@ int hosts_return(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, 
     return SIEVE_OK;
 }
 
-int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag,
+int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag,
                   double now, double pause_s)
 {
     if (host_id >= h->nhosts || h->host[host_id].in_flight == 0)
@@ -334,7 +335,7 @@ int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len,
     /* What happened in the URL's place (a robots.txt fetch) was a request
      * to the host: its delay counts from now. */
     x->in_flight--;
-    int rc = hosts_return(h, host_id, url, len, tag);
+    int rc = hosts_return(h, host_id, entry, len, tag);
     if (rc != SIEVE_OK) {
         x->in_flight++;
         return rc;

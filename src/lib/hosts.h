@@ -1,5 +1,8 @@
 /* hosts.h - per-host queues and the heap of hosts ready to be fetched from
- * (internal to the frontier, which holds the lock around every call). */
+ * (internal to the frontier, which holds the lock around every call).
+ *
+ * The queues hold entries (entry.h): a URL, or its data, a NUL and the
+ * URL. Only hosts_push() looks inside one, to find its host. */
 #ifndef SIEVE_HOSTS_H
 #define SIEVE_HOSTS_H
 
@@ -19,12 +22,14 @@ void hosts_free(sieve_hosts *h);
  * to the first '/', '?' or '#'. Empty when the URL has no "//". */
 void hosts_authority(const char *url, size_t len, const char **host, size_t *host_len);
 
-/* Appends a URL to its host's queue. SIEVE_ENOMEM leaves everything as it
- * was. */
-int hosts_push(sieve_hosts *h, const char *url, size_t len, uint32_t tag, double now);
+/* Appends an entry of len bytes, whose URL starts at url_at, to its host's
+ * queue. SIEVE_ENOMEM leaves everything as it was. */
+int hosts_push(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uint32_t tag,
+               double now);
 
-/* Takes the oldest URL of the host that has been ready longest, if one is
- * ready at now: SIEVE_OK, filling buf (cap bytes), *len, *tag and *host_id.
+/* Takes the oldest entry of the host that has been ready longest, if one
+ * is ready at now: SIEVE_OK, filling buf (cap bytes), *len, *tag and
+ * *host_id.
  * Otherwise SIEVE_EAGAIN and *next_ready: when the earliest host becomes
  * ready (+inf when every host with URLs is at its connection limit).
  * SIEVE_ERANGE if cap is too small (nothing taken). */
@@ -36,14 +41,14 @@ int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, ui
  * host or one with nothing in flight. */
 int hosts_done(sieve_hosts *h, uint32_t host_id);
 
-/* Puts url in front of host_id's queue (after URLs returned before it),
- * as a URL given back; nothing about the host's connections changes. */
-int hosts_return(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag);
+/* Puts an entry in front of host_id's queue (after those returned before
+ * it), as a URL given back; nothing about the host's connections changes. */
+int hosts_return(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag);
 
 /* Gives back a popped URL of host_id unfetched: it leaves the host's
  * in-flight count and is served again before the host's other URLs, not
  * before the host's delay, or pause_s if longer, has passed from now. */
-int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *url, size_t len, uint32_t tag,
+int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag,
                   double now, double pause_s);
 
 /* Holds a host (it is given no URL) or releases it. Creates the host if
@@ -60,7 +65,7 @@ int hosts_pause(sieve_hosts *h, const char *host, size_t len, double until);
  * needed. */
 int hosts_set_delay(sieve_hosts *h, const char *host, size_t len, double delay);
 
-/* Calls fn for every URL queued, each host's in the order pop() would
+/* Calls fn for every entry queued, each host's in the order pop() would
  * give them (URLs given back first), without taking any; stops at fn's
  * first nonzero return and returns it. */
 int hosts_foreach(const sieve_hosts *h, sieve_fifo_visit_fn fn, void *ud);

@@ -13,7 +13,7 @@ typedef struct later_url {
     uint32_t host;
     uint32_t tag;
     size_t len;
-    char *url; /* owned: len bytes */
+    char *url; /* owned: its entry (entry.h), len bytes */
 } later_url;
 
 /* A min-heap on due; zero-initialized is empty. */

@@ -2,7 +2,8 @@
  * (internal).
  *
  *     PUSH   a URL the seen-set took: its tag (4 bytes, little-endian),
- *            then the URL
+ *            then its entry (entry.h: the URL, or its data, a NUL and
+ *            the URL), called the URL below: nothing here looks inside
  *     PUSHF  the same, front-coded against the URL of the push record
  *            before it: the tag, then how many leading bytes it shares
  *            with that URL (both LEB128), then the rest of the URL
