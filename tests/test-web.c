@@ -573,6 +573,65 @@ START_TEST(truth_depends_on_seed_and_hostile_only_as_asked)
 }
 END_TEST
 
+/* The truth's URLs at --port 8917. */
+#define BASE "http://127.0.0.1:8917/"
+
+/* Whether sorted lines l hold s (a binary search). */
+static int has_sorted(const struct lines *l, const char *s)
+{
+    size_t lo = 0, hi = l->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(l->line[mid], s);
+        if (c == 0)
+            return 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+/* --edges is the truth's graph: sorted and unique, each line "link FROM
+ * TO" or "redirect FROM TO" between URLs of the truth (robots.txt names
+ * the sitemap), redirects only where the web redirects, and every URL of
+ * the truth but "/" led to by one. */
+START_TEST(edges_join_the_urls_of_the_truth)
+{
+    const char *sitemap = _i ? "--sitemap" : NULL;
+    const char *const truth[] = {"--truth", "--port", "8917", "--pages", "50", sitemap, NULL};
+    const char *const edges[] = {"--edges", "--port", "8917", "--pages", "50", sitemap, NULL};
+    struct lines t, e;
+    ck_assert_int_eq(run_web(truth, &t), 0);
+    ck_assert_int_eq(run_web(edges, &e), 0);
+    ck_assert_uint_gt(e.count, t.count);
+    char *led_to = calloc(t.count, 1);
+    for (size_t i = 0; i < e.count; i++) {
+        ck_assert_msg(i == 0 || strcmp(e.line[i - 1], e.line[i]) < 0, "at '%s'", e.line[i]);
+        char kind[16], from[2100], to[2100];
+        ck_assert_int_eq(sscanf(e.line[i], "%15s %2099s %2099s", kind, from, to), 3);
+        ck_assert_msg(strcmp(kind, "link") == 0 || strcmp(kind, "redirect") == 0, "%s", kind);
+        if (strcmp(kind, "redirect") == 0)
+            ck_assert_msg(strstr(from, "/r/") || strstr(from, "/r2/") || strstr(from, "/loop/"),
+                          "%s", e.line[i]);
+        ck_assert_msg(has_sorted(&t, from) || (_i && strcmp(from, BASE "robots.txt") == 0), "%s",
+                      e.line[i]);
+        ck_assert_msg(has_sorted(&t, to), "%s", e.line[i]);
+        for (size_t j = 0; j < t.count; j++)
+            led_to[j] |= strcmp(t.line[j], to) == 0;
+    }
+    for (size_t j = 0; j < t.count; j++)
+        ck_assert_msg(led_to[j] || strcmp(t.line[j], BASE) == 0, "nothing leads to %s", t.line[j]);
+    ck_assert(has_line(&e, "link " BASE "hostile/gzip.html " BASE "hostile/gzip-target.html"));
+    ck_assert(has_line(&e, "redirect " BASE "loop/a " BASE "loop/b"));
+    ck_assert_int_eq(has_line(&e, "link " BASE "robots.txt " BASE "sitemap.xml"), _i);
+    free(led_to);
+    lines_free(&t);
+    lines_free(&e);
+}
+END_TEST
+
 START_TEST(truth_refuses_port_zero)
 {
     static const char *const args[] = {"--truth", "--port", "0", NULL};
@@ -1718,6 +1777,7 @@ static Suite *web_suite(void)
     tcase_add_test(http, truth_is_sorted_unique_and_canonical);
     tcase_add_test(http, truth_depends_on_seed_and_hostile_only_as_asked);
     tcase_add_test(http, truth_refuses_port_zero);
+    tcase_add_loop_test(http, edges_join_the_urls_of_the_truth, 0, 2);
     tcase_add_test(http, bad_arguments_are_refused);
     tcase_add_test(http, stops_cleanly_on_sigterm);
     tcase_add_test(http, truth_equals_a_crawl_over_http);

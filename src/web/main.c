@@ -5,6 +5,7 @@
  *
  *   sieve-web [--port N] ...      serve until SIGINT or SIGTERM, exit 0
  *   sieve-web --truth --port N    print the ground truth and exit
+ *   sieve-web --edges --port N    print how its URLs lead to each other
  *
  * The URL space (N = --pages, IDs in [0, N)):
  *   /                     links /p/0.html, /loop/a, /loop/b, /hostile/
@@ -111,6 +112,9 @@ static void usage(FILE *out)
             "                  With --sitemap it also holds /sitemap.xml, the three files,\n"
             "                  the URLs they list on this host and what links reach from\n"
             "                  those (robots.txt never)\n"
+            "  --edges         as --truth, but print how the truth's URLs lead to each\n"
+            "                  other: \"link FROM TO\" for a link (or a sitemap's entry, or\n"
+            "                  robots.txt's Sitemap line), \"redirect FROM TO\", once each\n"
             "  --gzip          send every rendered page, text file and robots.txt with\n"
             "                  Content-Encoding: gzip to a client that accepts it (the\n"
             "                  web and its truth stay the same)\n"
@@ -199,6 +203,7 @@ int main(int argc, char **argv)
         OPT_SEED,
         OPT_PORT_FILE,
         OPT_TRUTH,
+        OPT_EDGES,
         OPT_HOSTILE,
         OPT_NO_HOSTILE,
         OPT_DRIP,
@@ -216,6 +221,7 @@ int main(int argc, char **argv)
         {"seed", required_argument, NULL, OPT_SEED},
         {"port-file", required_argument, NULL, OPT_PORT_FILE},
         {"truth", no_argument, NULL, OPT_TRUTH},
+        {"edges", no_argument, NULL, OPT_EDGES},
         {"hostile", no_argument, NULL, OPT_HOSTILE},
         {"no-hostile", no_argument, NULL, OPT_NO_HOSTILE},
         {"drip-ms", required_argument, NULL, OPT_DRIP},
@@ -233,7 +239,7 @@ int main(int argc, char **argv)
                              .hostile = 1,
                              .drip_ms = 1000};
     const char *host = "127.0.0.1", *port_file = NULL;
-    int truth = 0, c, rc = 2;
+    int truth = 0, edges = 0, c, rc = 2;
     uint64_t v;
     char err[512];
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -258,6 +264,9 @@ int main(int argc, char **argv)
             break;
         case OPT_PORT_FILE:
             port_file = optarg;
+            break;
+        case OPT_EDGES:
+            edges = truth = 1;
             break;
         case OPT_TRUTH:
             truth = 1;
@@ -325,7 +334,7 @@ int main(int argc, char **argv)
             goto done;
         }
         rc = 0;
-        if (web_truth(&cfg, stdout) < 0) {
+        if (web_truth(&cfg, stdout, edges) < 0) {
             fprintf(stderr, "sieve-web: cannot write the truth: %s\n", strerror(errno));
             rc = 1;
         }

@@ -143,8 +143,13 @@ int web_guard_ok(const char *path, size_t prefix_len)
 
 struct walk {
     struct strset seen;
+    const char *prefix; /* "http://HOST:PORT" */
     size_t prefix_len;
     int failed;
+    /* With edges: every "KIND FROM TO" line, and what the walk is at. */
+    struct strset *edges;
+    const char *from; /* the path whose targets are admitted, NULL for a seed */
+    const char *kind; /* "link" or "redirect" */
 };
 
 static void admit(struct walk *w, const char *target)
@@ -152,6 +157,12 @@ static void admit(struct walk *w, const char *target)
     if (!web_guard_ok(target, w->prefix_len))
         return;
     if (set_add(&w->seen, target) < 0)
+        w->failed = 1;
+    if (w->edges == NULL || w->from == NULL)
+        return;
+    char line[2 * (WEB_MAX_URL_LEN + 1) + 16];
+    snprintf(line, sizeof line, "%s %s%s %s%s", w->kind, w->prefix, w->from, w->prefix, target);
+    if (set_add(w->edges, line) < 0)
         w->failed = 1;
 }
 
@@ -184,7 +195,17 @@ static void route_target(const struct web_config *cfg, const char *target, char 
     web_route(cfg, buf, r);
 }
 
-long web_truth(const struct web_config *cfg, FILE *out)
+/* Writes a set's strings, sorted, one a line, each after prefix; returns
+ * their count, or -1 if the output failed. */
+static long write_sorted(struct strset *s, const char *prefix, FILE *out)
+{
+    qsort(s->order, s->count, sizeof *s->order, by_string);
+    for (size_t i = 0; i < s->count; i++)
+        fprintf(out, "%s%s\n", prefix, s->order[i]);
+    return fflush(out) == 0 && !ferror(out) ? (long)s->count : -1;
+}
+
+long web_truth(const struct web_config *cfg, FILE *out, int edges)
 {
     char host[300], prefix[320];
     const char *name = cfg->host ? cfg->host : "127.0.0.1";
@@ -194,30 +215,39 @@ long web_truth(const struct web_config *cfg, FILE *out)
         snprintf(host, sizeof host, "%.255s:%u", name, cfg->port);
     int plen = snprintf(prefix, sizeof prefix, "http://%s", host);
 
-    struct walk w = {.prefix_len = (size_t)plen};
+    struct walk w = {.prefix = prefix, .prefix_len = (size_t)plen, .kind = "link"};
+    struct strset edge_set;
     if (set_init(&w.seen) != 0)
         return -1;
+    if (edges && set_init(&edge_set) != 0) {
+        set_free(&w.seen);
+        return -1;
+    }
+    w.edges = edges ? &edge_set : NULL;
     admit(&w, "/");
+    /* the crawler finds the sitemap in robots.txt */
+    w.from = "/robots.txt";
     if (cfg->sitemap)
         admit(&w, "/sitemap.xml");
     for (size_t head = 0; head < w.seen.count && !w.failed; head++) {
         struct web_route r;
         char path[WEB_MAX_URL_LEN + 1];
-        route_target(cfg, w.seen.order[head], path, sizeof path, &r);
-        if (r.kind == WEB_REDIRECT)
+        w.from = w.seen.order[head];
+        w.kind = "link";
+        route_target(cfg, w.from, path, sizeof path, &r);
+        if (r.kind == WEB_REDIRECT) {
+            w.kind = "redirect";
             admit(&w, r.target);
-        else if (web_kind_parsed(r.kind))
+        } else if (web_kind_parsed(r.kind))
             web_links(cfg, &r, host, on_link, &w);
         else if (web_kind_sitemap(r.kind))
             web_sitemap_entries(cfg, &r, host, on_link, &w);
     }
     long count = -1;
-    if (!w.failed) {
-        qsort(w.seen.order, w.seen.count, sizeof *w.seen.order, by_string);
-        for (size_t i = 0; i < w.seen.count; i++)
-            fprintf(out, "%s%s\n", prefix, w.seen.order[i]);
-        count = fflush(out) == 0 && !ferror(out) ? (long)w.seen.count : -1;
-    }
+    if (!w.failed)
+        count = edges ? write_sorted(&edge_set, "", out) : write_sorted(&w.seen, prefix, out);
     set_free(&w.seen);
+    if (edges)
+        set_free(&edge_set);
     return count;
 }

@@ -268,9 +268,12 @@ int web_guard_ok(const char *path, size_t prefix_len);
 /* Walks the web from "/" as a correct crawler does and writes the sorted
  * canonical URLs ("http://HOST:PORT/path", HOST cfg->host or 127.0.0.1)
  * one a line to out. robots.txt never changes the walk: the truth is the
- * link graph. Returns the URL count, or -1 on allocation or output
+ * link graph. With edges, writes that graph instead: for each URL of the
+ * truth, each URL of the truth it leads to, "link FROM TO" (a link, a
+ * sitemap's entry, robots.txt's Sitemap line) or "redirect FROM TO", once
+ * each, sorted. Returns the count of lines, or -1 on allocation or output
  * failure. */
-long web_truth(const struct web_config *cfg, FILE *out);
+long web_truth(const struct web_config *cfg, FILE *out, int edges);
 
 /* ---- robots.c ---- */
 
