@@ -130,8 +130,9 @@ static int on_record(void *ud, const sieve_crawl_record *r)
 {
     (void)ud;
     sink += len_of(r->url) + len_of(r->final_url) + len_of(r->content_type) + len_of(r->error) +
-            len_of(r->remote_ip) + len_of(r->payload_digest) +
-            len_of(sieve_crawl_outcome_name(r->outcome)) + (size_t)r->status + r->bytes;
+            len_of(r->remote_ip) + len_of(r->payload_digest) + len_of(r->referrer) +
+            len_of(r->first_url) + len_of(sieve_crawl_outcome_name(r->outcome)) +
+            (size_t)r->status + r->bytes;
     return SIEVE_OK;
 }
 

@@ -102,27 +102,28 @@ static int cmp_line(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char **harness_web_truth(const char *dir, const char *host, unsigned port, const char *const *extra,
-                         size_t *n)
+/* The sorted lines sieve-web prints with mode (--truth or --edges). */
+static char **web_lines(const char *dir, const char *host, unsigned port, const char *const *extra,
+                        const char *mode, size_t *n)
 {
     const char *web = getenv("SIEVE_WEB");
     ck_assert_msg(web != NULL, "SIEVE_WEB must name sieve-web");
     char out[256], portarg[16];
-    snprintf(out, sizeof out, "%s/truth-%s-%u.txt", dir, host, port);
+    snprintf(out, sizeof out, "%s/%s-%s-%u.txt", dir, mode + 2, host, port);
     snprintf(portarg, sizeof portarg, "%u", port);
     char *argv[64] = {(char *)web};
     int argc = 1;
     for (; extra != NULL && *extra != NULL && argc < 58; extra++)
         argv[argc++] = (char *)*extra;
     /* last, so that they win over a --port or --host among the extras */
-    argv[argc++] = "--truth";
+    argv[argc++] = (char *)mode;
     argv[argc++] = "--host";
     argv[argc++] = (char *)host;
     argv[argc++] = "--port";
     argv[argc++] = portarg;
     argv[argc] = NULL;
     int st = harness_wait(harness_spawn(argv, out, NULL));
-    ck_assert_msg(st == 0, "sieve-web --truth exited with %d", st);
+    ck_assert_msg(st == 0, "sieve-web %s exited with %d", mode, st);
     char *text = harness_slurp(out);
     size_t cap = 64, count = 0;
     char **lines = malloc(cap * sizeof *lines);
@@ -137,6 +138,18 @@ char **harness_web_truth(const char *dir, const char *host, unsigned port, const
     qsort(lines, count, sizeof *lines, cmp_line);
     *n = count;
     return lines;
+}
+
+char **harness_web_truth(const char *dir, const char *host, unsigned port, const char *const *extra,
+                         size_t *n)
+{
+    return web_lines(dir, host, port, extra, "--truth", n);
+}
+
+char **harness_web_edges(const char *dir, const char *host, unsigned port, const char *const *extra,
+                         size_t *n)
+{
+    return web_lines(dir, host, port, extra, "--edges", n);
 }
 
 void harness_lines_free(char **lines)

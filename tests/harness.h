@@ -36,7 +36,13 @@ pid_t harness_web_start_named(const char *dir, const char *name, const char *hos
 char **harness_web_truth(const char *dir, const char *host, unsigned port, const char *const *extra,
                          size_t *n);
 
-/* Frees an array from harness_web_truth(). NULL is a no-op. */
+/* As harness_web_truth(), the web's graph instead: its sieve-web --edges
+ * lines, "link FROM TO" and "redirect FROM TO", sorted bytewise. */
+char **harness_web_edges(const char *dir, const char *host, unsigned port, const char *const *extra,
+                         size_t *n);
+
+/* Frees an array from harness_web_truth() or harness_web_edges(). NULL
+ * is a no-op. */
 void harness_lines_free(char **lines);
 
 /* Checks the JSON Lines record files paths[0..n-1] of sieve crawl against

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "via-check.h"
 
 static const char *web_bin, *sieve_bin;
 static char tmpdir[64];
@@ -120,29 +121,6 @@ static urlset truth_of(bool with_sitemap)
     return s;
 }
 
-/* The value of "key":"..." or "key":number in a JSON line we wrote. */
-static int field(const char *line, const char *key, char *out, size_t cap)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", key);
-    const char *p = strstr(line, pat);
-    if (p == NULL)
-        return -1;
-    p += strlen(pat);
-    size_t n;
-    if (*p == '"') {
-        p++;
-        n = strcspn(p, "\"");
-    } else {
-        n = strcspn(p, ",}");
-    }
-    if (n >= cap)
-        return -1;
-    memcpy(out, p, n);
-    out[n] = '\0';
-    return 0;
-}
-
 /* ---- running the crawler ---- */
 
 typedef struct crawl_run {
@@ -153,8 +131,8 @@ typedef struct crawl_run {
 } crawl_run;
 
 /* Runs sieve crawl with test-friendly timeouts and the extra arguments,
- * seeded with the web's entry page. */
-static crawl_run crawl(const char *const *extra)
+ * seeded with seed. */
+static crawl_run crawl_from(const char *seed, const char *const *extra)
 {
     char out[128], err[128];
     path_in_tmp(out, sizeof out, "records.jsonl");
@@ -169,7 +147,7 @@ static crawl_run crawl(const char *const *extra)
     int n = 21;
     for (; extra != NULL && *extra != NULL; extra++)
         argv[n++] = (char *)*extra;
-    argv[n++] = base;
+    argv[n++] = (char *)seed;
     argv[n] = NULL;
     crawl_run r = {.status = harness_wait(harness_spawn(argv, NULL, err))};
     r.records = harness_slurp(out);
@@ -181,12 +159,19 @@ static crawl_run crawl(const char *const *extra)
     char *copy = strdup(r.records);
     for (char *line = strtok(copy, "\n"); line != NULL; line = strtok(NULL, "\n")) {
         char url[4096];
-        ck_assert_msg(field(line, "url", url, sizeof url) == 0, "record without url: %s", line);
+        ck_assert_msg(record_field(line, "url", url, sizeof url) == 0, "record without url: %s",
+                      line);
         urlset_add(&r.fetched, url, strlen(url));
     }
     free(copy);
     urlset_sort(&r.fetched);
     return r;
+}
+
+/* The same, seeded with the web's entry page. */
+static crawl_run crawl(const char *const *extra)
+{
+    return crawl_from(base, extra);
 }
 
 static void crawl_run_free(crawl_run *r)
@@ -232,10 +217,39 @@ static void assert_same_sets(const urlset *want, const urlset *got)
     ck_assert_uint_eq(want->n, got->n);
 }
 
+/* The running web's graph (of the web with --sitemap if with_sitemap):
+ * sorted sieve-web --edges lines, *n of them. */
+static char **edges_of(bool with_sitemap, size_t *n)
+{
+    char pages[16];
+    snprintf(pages, sizeof pages, "%d", PAGES);
+    const char *extra[] = {"--pages", pages, with_sitemap ? "--sitemap" : NULL, NULL};
+    return harness_web_edges(tmpdir, "127.0.0.1", port, extra, n);
+}
+
+/* Every record's referrer and first URL agree with the web's graph
+ * (via-check.h), seeded by seeds (NULL-ended); returns how many records
+ * name a referrer. */
+static size_t assert_vias(const crawl_run *r, bool with_sitemap, const char *const *seeds)
+{
+    size_t n, with_referrer = 0;
+    char **edges = edges_of(with_sitemap, &n);
+    char *copy = strdup(r->records);
+    for (char *line = strtok(copy, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        const char *bad = via_check_line(edges, n, seeds, line);
+        ck_assert_msg(bad == NULL, "%s", bad);
+        with_referrer += strstr(line, "\"referrer\":null") == NULL;
+    }
+    free(copy);
+    harness_lines_free(edges);
+    return with_referrer;
+}
+
 /* ---- tests ---- */
 
 /* Crawls with args and checks that exactly the web's truth was fetched
- * (the truth of the web with --sitemap if with_sitemap). */
+ * (the truth of the web with --sitemap if with_sitemap), every URL but
+ * the seed with the page that linked to it. */
 static void assert_crawl_is_truth(bool with_sitemap, const char *const *args)
 {
     urlset want = truth_of(with_sitemap);
@@ -243,6 +257,8 @@ static void assert_crawl_is_truth(bool with_sitemap, const char *const *args)
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
     assert_same_sets(&want, &r.fetched);
     ck_assert_ptr_nonnull(strstr(r.log, "crawl done"));
+    const char *seeds[] = {base, NULL};
+    ck_assert_uint_eq(assert_vias(&r, with_sitemap, seeds), r.fetched.n - 1);
     urlset_free(&want);
     crawl_run_free(&r);
 }
@@ -284,19 +300,105 @@ START_TEST(hostile_pages_end_with_clear_records)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         snprintf(url, sizeof url, "%s%s", base, cases[i].path);
         ck_assert_msg(record_of(&r, url, rec, sizeof rec) == 0, "no record of %s", url);
-        ck_assert_int_eq(field(rec, "error", v, sizeof v), 0);
+        ck_assert_int_eq(record_field(rec, "error", v, sizeof v), 0);
         if (cases[i].error != NULL)
             ck_assert_msg(strstr(v, cases[i].error) != NULL, "%s: error '%s'", url, v);
         else
             ck_assert_msg(strcmp(v, "null") == 0, "%s: %s", url, rec);
-        ck_assert_int_eq(field(rec, "bytes", v, sizeof v), 0);
+        ck_assert_int_eq(record_field(rec, "bytes", v, sizeof v), 0);
         ck_assert_uint_le(strtoull(v, NULL, 10), 8000000);
     }
     /* the page with 100,000 links: every one of them seen */
     snprintf(url, sizeof url, "%shostile/many.html", base);
     record_of(&r, url, rec, sizeof rec);
-    field(rec, "links_found", v, sizeof v);
+    record_field(rec, "links_found", v, sizeof v);
     ck_assert_str_eq(v, "100000");
+    crawl_run_free(&r);
+}
+END_TEST
+
+/* The record of url in r names referrer and first_url (NULL: null). */
+static void assert_via_of(const crawl_run *r, const char *url, const char *referrer,
+                          const char *first_url)
+{
+    char rec[8192], v[256];
+    ck_assert_msg(record_of(r, url, rec, sizeof rec) == 0, "no record of %s", url);
+    ck_assert_int_eq(record_field(rec, "referrer", v, sizeof v), 0);
+    ck_assert_str_eq(v, referrer != NULL ? referrer : "null");
+    ck_assert_int_eq(record_field(rec, "first_url", v, sizeof v), 0);
+    ck_assert_str_eq(v, first_url != NULL ? first_url : "null");
+}
+
+/* The first page /p/J.html of the web's graph that a chain of two
+ * redirects, /r2/J (302) to /r/J (301) to it, leads to: J, or -1. */
+static long two_hop_chain(char *const *edges, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        long j;
+        char from[128];
+        if (sscanf(edges[i], "redirect %127s", from) == 1 &&
+            sscanf(from + strlen(base), "r2/%ld", &j) == 1)
+            return j;
+    }
+    return -1;
+}
+
+/* A page of the graph that links to /r/J and not to /p/J.html, into page,
+ * with those two URLs into hop and target; false if there is none. */
+static bool page_linking_a_redirect(char *const *edges, size_t n, char *page, char *hop,
+                                    char *target)
+{
+    const char *none[] = {NULL};
+    for (size_t i = 0; i < n; i++) {
+        long j;
+        if (sscanf(edges[i], "link %127s %127s", page, hop) != 2 || strstr(page, "/p/") == NULL ||
+            sscanf(hop + strlen(base), "r/%ld", &j) != 1)
+            continue;
+        snprintf(target, 128, "%sp/%ld.html", base, j);
+        /* the page must not link to the target itself, nor be it */
+        if (via_check(edges, n, none, target, page, NULL) != NULL && strcmp(page, target) != 0)
+            return true;
+    }
+    return false;
+}
+
+/* A redirect's target names the URL first requested, which the chain's
+ * later hops keep, and the page whose link began the chain: from a seed
+ * /r2/J (302 to /r/J, 301 to /p/J.html), and from a page that links to
+ * /r/K and not to /p/K.html itself. */
+START_TEST(redirect_targets_name_the_first_url)
+{
+    size_t n;
+    char **edges = edges_of(false, &n);
+    long j = two_hop_chain(edges, n);
+    char page[128], hop[128], target[128];
+    bool found = page_linking_a_redirect(edges, n, page, hop, target);
+    harness_lines_free(edges);
+    ck_assert_msg(j >= 0, "no /r2/ redirect in the web");
+    ck_assert_msg(found, "no page links to /r/K without /p/K.html");
+
+    const char *depth0[] = {"--max-depth", "0", NULL};
+    char seed[128], rj[128], pj[128];
+    snprintf(seed, sizeof seed, "%sr2/%ld", base, j);
+    snprintf(rj, sizeof rj, "%sr/%ld", base, j);
+    snprintf(pj, sizeof pj, "%sp/%ld.html", base, j);
+    crawl_run r = crawl_from(seed, depth0);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
+    ck_assert_uint_eq(r.fetched.n, 3);
+    assert_via_of(&r, seed, NULL, NULL);
+    assert_via_of(&r, rj, NULL, seed);
+    assert_via_of(&r, pj, NULL, seed);
+    const char *seeds[] = {seed, NULL};
+    assert_vias(&r, false, seeds);
+    crawl_run_free(&r);
+
+    const char *depth1[] = {"--max-depth", "1", NULL};
+    r = crawl_from(page, depth1);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.log);
+    assert_via_of(&r, hop, page, NULL);
+    assert_via_of(&r, target, page, hop);
+    const char *from_page[] = {page, NULL};
+    assert_vias(&r, false, from_page);
     crawl_run_free(&r);
 }
 END_TEST
@@ -310,7 +412,7 @@ START_TEST(max_depth_is_honoured)
     size_t n = 0;
     for (char *line = strtok(copy, "\n"); line != NULL; line = strtok(NULL, "\n"), n++) {
         char v[32];
-        ck_assert_int_eq(field(line, "depth", v, sizeof v), 0);
+        ck_assert_int_eq(record_field(line, "depth", v, sizeof v), 0);
         ck_assert_int_le(atoi(v), 1);
     }
     free(copy);
@@ -456,15 +558,23 @@ START_TEST(sitemaps_seed_the_host)
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         snprintf(url, sizeof url, "%s%s", base, files[i]);
         ck_assert_msg(record_of(&r, url, rec, sizeof rec) == 0, "no record of %s", url);
-        ck_assert_int_eq(field(rec, "error", v, sizeof v), 0);
+        ck_assert_int_eq(record_field(rec, "error", v, sizeof v), 0);
         ck_assert_msg(strcmp(v, "null") == 0, "%s", rec);
-        ck_assert_int_eq(field(rec, "links_found", v, sizeof v), 0);
+        ck_assert_int_eq(record_field(rec, "links_found", v, sizeof v), 0);
         listed += strtoull(v, NULL, 10);
     }
     /* 3 sitemaps, PAGES nofollow pages, one page with a query, one page on
      * another host (left out by the host scope) */
     ck_assert_uint_eq(listed, 3 + PAGES + 2);
     ck_assert_msg(strstr(r.records, "elsewhere.invalid") == NULL, "off-site URL fetched");
+    /* the sitemaps name where they were listed, and their pages them */
+    const char *seeds[] = {base, NULL};
+    assert_vias(&r, true, seeds);
+    snprintf(url, sizeof url, "%ssitemap.xml", base);
+    record_of(&r, url, rec, sizeof rec);
+    ck_assert_int_eq(record_field(rec, "referrer", v, sizeof v), 0);
+    snprintf(url, sizeof url, "%srobots.txt", base);
+    ck_assert_str_eq(v, url);
     urlset_free(&want);
     crawl_run_free(&r);
 }
@@ -548,7 +658,7 @@ START_TEST(bad_sitemaps_end_with_clear_records)
         char url[128], rec[8192], v[256];
         snprintf(url, sizeof url, "%s%s", seed, cases[i].path);
         ck_assert_msg(record_of(&r, url, rec, sizeof rec) == 0, "no record of %s", url);
-        ck_assert_int_eq(field(rec, "error", v, sizeof v), 0);
+        ck_assert_int_eq(record_field(rec, "error", v, sizeof v), 0);
         if (cases[i].error != NULL)
             ck_assert_msg(strstr(v, cases[i].error) != NULL, "%s: error '%s'", url, v);
         else
@@ -568,6 +678,7 @@ int main(void)
     tcase_add_test(tc, exact_seen_set_fetches_exactly_the_ground_truth);
     tcase_add_test(tc, bloom_at_one_in_a_million_fetches_exactly_the_ground_truth);
     tcase_add_test(tc, hostile_pages_end_with_clear_records);
+    tcase_add_test(tc, redirect_targets_name_the_first_url);
     tcase_add_test(tc, max_depth_is_honoured);
     tcase_add_test(tc, max_pages_is_honoured);
     tcase_add_test(tc, deny_and_allow_expressions_are_honoured);

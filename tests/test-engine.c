@@ -24,6 +24,7 @@
 #include <sieve/status.h>
 
 #include "harness.h"
+#include "via-check.h"
 
 enum { PAGES = 300, MAX_WEBS = 2 };
 
@@ -44,6 +45,8 @@ typedef struct web {
     char log[160]; /* its access log */
     char **truth;  /* sorted ground truth */
     size_t truth_n;
+    char **edges; /* sorted graph (via-check.h) */
+    size_t edges_n;
 } web;
 
 static char tmpdir[64];
@@ -62,6 +65,7 @@ static void teardown(void)
     for (size_t i = 0; i < n_webs; i++) {
         harness_web_stop(webs[i].pid);
         harness_lines_free(webs[i].truth);
+        harness_lines_free(webs[i].edges);
     }
     n_webs = 0;
     char cmd[128];
@@ -71,7 +75,7 @@ static void teardown(void)
 }
 
 /* Starts a sieve-web on 127.0.0.1 with the options extra (and extra2, may
- * be NULL) and an access log; reads its truth. */
+ * be NULL) and an access log; reads its truth and its graph. */
 static web *web_start2(const char *const *extra, const char *const *extra2)
 {
     ck_assert_uint_lt(n_webs, MAX_WEBS);
@@ -93,6 +97,7 @@ static web *web_start2(const char *const *extra, const char *const *extra2)
     snprintf(w->base, sizeof w->base, "http://127.0.0.1:%u/", w->port);
     w->truth = harness_web_truth(tmpdir, "127.0.0.1", w->port, argv, &w->truth_n);
     ck_assert_uint_gt(w->truth_n, 0);
+    w->edges = harness_web_edges(tmpdir, "127.0.0.1", w->port, argv, &w->edges_n);
     return w;
 }
 
@@ -133,6 +138,7 @@ static bool log_has_target(const char *log, const char *prefix)
 
 typedef struct rec {
     char *url, *final_url, *content_type, *error;
+    char *referrer, *first_url;
     long status;
     uint64_t bytes, links_found, links_new;
     uint32_t depth;
@@ -193,6 +199,8 @@ static void ctx_free(ctx *x)
         free(x->r[i].final_url);
         free(x->r[i].content_type);
         free(x->r[i].error);
+        free(x->r[i].referrer);
+        free(x->r[i].first_url);
     }
     free(x->r);
     for (size_t i = 0; i < x->nb; i++) {
@@ -224,6 +232,8 @@ static int on_record(void *ud, const sieve_crawl_record *r)
                        .final_url = dup_or_null(r->final_url),
                        .content_type = dup_or_null(r->content_type),
                        .error = dup_or_null(r->error),
+                       .referrer = dup_or_null(r->referrer),
+                       .first_url = dup_or_null(r->first_url),
                        .status = r->status,
                        .bytes = r->bytes,
                        .links_found = r->links_found,
@@ -532,6 +542,21 @@ static void assert_records_complete(const ctx *x, const web *w)
     }
 }
 
+/* Every record names where its URL came from as w's graph says it may
+ * (via-check.h): the seed nothing, every other URL a page linking to it. */
+static void assert_vias(const ctx *x, const web *w)
+{
+    const char *seeds[] = {w->base, NULL};
+    size_t with_referrer = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        const rec *r = &x->r[i];
+        const char *bad = via_check(w->edges, w->edges_n, seeds, r->url, r->referrer, r->first_url);
+        ck_assert_msg(bad == NULL, "%s", bad);
+        with_referrer += r->referrer != NULL;
+    }
+    ck_assert_uint_eq(with_referrer, x->n - 1);
+}
+
 /* ---- seeds in, records out ---- */
 
 /* A crawl of the hostile web delivers exactly its truth, each URL once,
@@ -554,6 +579,7 @@ START_TEST(crawl_delivers_exactly_the_truth)
     assert_same_sets(w->truth, w->truth_n, got, x.n);
     free(got);
     assert_records_complete(&x, w);
+    assert_vias(&x, w);
 
     size_t pages = 0, errors = 0;
     uint64_t bytes = 0, links_new = 0;
@@ -625,6 +651,31 @@ START_TEST(crawl_delivers_exactly_the_truth)
     char *log = web_stop_and_read_log(w);
     ck_assert_int_eq(log_has_target(log, "/robots.txt"), _i != 1);
     free(log);
+    ctx_free(&x);
+}
+END_TEST
+
+/* robots.txt kept 10 ms only, so it is fetched again and again: a page
+ * popped then waits in its slot while robots.txt is fetched, and the
+ * host's others go back to the frontier meanwhile. Each keeps where it
+ * came from through both. */
+START_TEST(referrers_survive_waiting_for_robots)
+{
+    web *w = web_start(plain_web);
+    sieve_crawl_options o;
+    test_options(&o);
+    o.robots_expiry_s = 0.01;
+    ctx x;
+    ctx_init(&x, w);
+    crawler_for(&x, &o);
+    ck_assert_int_eq(run(&x), SIEVE_OK);
+    const char **got = sorted_urls(&x);
+    assert_same_sets(w->truth, w->truth_n, got, x.n);
+    free(got);
+    assert_vias(&x, w);
+    sieve_crawl_stats st;
+    sieve_crawler_stats_get(x.c, &st);
+    ck_assert_uint_gt(st.robots_fetched, 3);
     ctx_free(&x);
 }
 END_TEST
@@ -1315,6 +1366,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 240);
     tcase_add_loop_test(tc, crawl_delivers_exactly_the_truth, 0, 3);
+    tcase_add_test(tc, referrers_survive_waiting_for_robots);
     tcase_add_test(tc, max_pages_ends_the_crawl);
     tcase_add_test(tc, two_crawlers_in_two_threads);
     tcase_add_test(tc, body_chunks_are_the_bodies);

@@ -4,7 +4,8 @@
  * checkpoints every few pages.
  *
  * At the end every URL of the web's ground truth has a record, no record
- * names a URL outside it, every line of the output is whole, and the URLs
+ * names a URL outside it, every line of the output is whole, every record
+ * but the seed's names a page that links to its URL, and the URLs
  * recorded more than once are at most the kills times the transfers that
  * can be in flight. The random seed is printed; SIEVE_TEST_SEED=N replays
  * a run. */
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "via-check.h"
 
 enum { KILLS = 12, WORKERS = 2, CONCURRENCY = 4 };
 
@@ -77,6 +79,26 @@ static size_t records_against_truth(const char *out, unsigned port, const char *
     free(text);
     harness_lines_free(truth);
     return twice;
+}
+
+/* Every record in out names where its URL came from, as the web's graph
+ * says it may (via-check.h): the seed nothing, every other URL a page
+ * that links to it, whichever run queued it. */
+static void records_name_their_referrers(const char *out, unsigned port,
+                                         const char *const *web_args, const char *seed)
+{
+    size_t n_edges, n = 0, with_referrer = 0;
+    char **edges = harness_web_edges(tmpdir, "127.0.0.1", port, web_args, &n_edges);
+    char *text = harness_slurp(out);
+    const char *seeds[] = {seed, NULL};
+    for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n"), n++) {
+        const char *bad = via_check_line(edges, n_edges, seeds, line);
+        ck_assert_msg(bad == NULL, "%s", bad);
+        with_referrer += strstr(line, "\"referrer\":null") == NULL;
+    }
+    ck_assert_uint_eq(with_referrer, n - 1);
+    free(text);
+    harness_lines_free(edges);
 }
 
 START_TEST(killed_crawls_resume_to_the_whole_truth)
@@ -157,6 +179,7 @@ START_TEST(killed_crawls_resume_to_the_whole_truth)
     ck_assert_int_eq(st, 0);
 
     size_t twice = records_against_truth(out, port, web_args);
+    records_name_their_referrers(out, port, web_args, url);
     fprintf(stderr, "test-resume: %d kills, %zu fetched again\n", kills, twice);
     ck_assert_uint_le(twice, (size_t)kills * WORKERS * CONCURRENCY);
     harness_web_stop(web);

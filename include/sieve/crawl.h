@@ -282,6 +282,16 @@ typedef struct sieve_crawl_record {
     const sieve_crawl_transfer *transfer; /* the transfer, with the user data its
                                              wire callbacks set; NULL when the URL
                                              was not fetched */
+
+    /* Where the URL came from. referrer: the page it was found on (the
+     * sitemap for a sitemap's entry, robots.txt for a sitemap it lists);
+     * for a URL reached through redirects, the page whose link began the
+     * chain; NULL for a seed and a seed's redirect targets. A URL found on
+     * several pages names the one it was first queued from. first_url:
+     * for a URL queued as a redirect's target, the URL first requested,
+     * where the chain began; NULL when no redirect led to it. */
+    const char *referrer;
+    const char *first_url;
 } sieve_crawl_record;
 
 /* A piece of a body as it arrives, decompressed. Chunks of one transfer

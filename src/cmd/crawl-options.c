@@ -315,7 +315,9 @@ static const opt_note crawl_notes[] = {
      "Each fetched URL (or URL not fetched, with the reason in \"error\") becomes one JSON "
      "line: url, final_url, status, content_type, bytes, depth, links_found, links_new, "
      "elapsed_ms, error, time, wire_bytes, remote_ip, digest, outcome, attempts, kind, "
-     "warc_file, warc_offset (docs/record.schema.json in the sources is their JSON Schema). "
+     "warc_file, warc_offset, referrer (the page the URL was found on), first_url (the URL "
+     "first requested, for one reached through redirects) (docs/record.schema.json in the "
+     "sources is their JSON Schema). "
      "A summary goes to standard error at the end."},
     {"Status line",
      "On a terminal, standard error shows elapsed time, pages, pages per second, transfers in "

@@ -207,6 +207,9 @@ int record_write(record_writer *w, const sieve_crawl_record *r, const record_whe
         put_u64(&l, ",\"warc_offset\":", where->warc_offset);
     else
         put(&l, ",\"warc_offset\":null", 19);
+    /* where the URL came from, after the archive's fields */
+    put_str(&l, ",\"referrer\":", r->referrer);
+    put_str(&l, ",\"first_url\":", r->first_url);
     put(&l, "}\n", 2);
     return emit(w, &l);
 }

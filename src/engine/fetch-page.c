@@ -14,7 +14,8 @@
 static void on_link(void *ctx, const sieve_link *l)
 {
     xfer *x = ctx;
-    outlinks_offer(x, l->url, &l->info, tag_make(x->depth + 1, 0, false), l->key);
+    outlinks_offer(x, l->url, &l->info, tag_make(x->depth + 1, 0, false), l->key, x->url,
+                   x->popped.len + 1);
 }
 
 static bool is_html_type(const char *ct)

@@ -20,9 +20,10 @@
 
 #include "xfer.h"
 
-/* Queues one canonical sitemap URL at depth; false if it was not queued. */
+/* Queues one canonical sitemap URL at depth, found in the file at
+ * referrer (robots.txt or a sitemap index); false if it was not queued. */
 static bool queue_sitemap(sieve_crawler *c, const char *url, const sieve_canon_info *info,
-                          uint32_t depth)
+                          uint32_t depth, const char *referrer)
 {
     if (atomic_fetch_add(&c->n.sitemaps, 1) >= c->o.max_sitemaps) {
         atomic_fetch_sub(&c->n.sitemaps, 1);
@@ -30,9 +31,16 @@ static bool queue_sitemap(sieve_crawler *c, const char *url, const sieve_canon_i
         return false;
     }
     scope_verdict v = scope_check(c->scope, url, info, depth);
-    int rc = v == SCOPE_IN
-                 ? sieve_frontier_push(c->frontier, url, info->len, tag_make(depth, 0, true))
-                 : SIEVE_SEEN;
+    sieve_url u = {.url = url,
+                   .len = info->len,
+                   .depth = tag_make(depth, 0, true),
+                   .data = referrer,
+                   .data_len = strlen(referrer) + 1};
+    int rc = SIEVE_SEEN, result;
+    if (v == SCOPE_IN) {
+        int n = sieve_frontier_push_batch(c->frontier, &u, 1, &result);
+        rc = n < 0 ? n : result;
+    }
     if (rc == SIEVE_OK)
         return true;
     if (rc < 0)
@@ -58,7 +66,7 @@ void sitemaps_seed(sieve_crawler *c, const char *robots_url, const sieve_robots 
         sieve_canon_info info;
         if (sieve_canon_url(c->canon, robots_url, urls[i], strlen(urls[i]), url, sizeof url,
                             &info) == SIEVE_OK)
-            queue_sitemap(c, url, &info, 0);
+            queue_sitemap(c, url, &info, 0, robots_url);
         else
             atomic_fetch_add(&c->n.sitemaps_left_out, 1);
     }
@@ -76,9 +84,10 @@ static void on_entry(void *ctx, const sieve_sitemap_entry *e)
     }
     if (e->kind == SIEVE_SITEMAP_PAGE) {
         atomic_fetch_add(&c->n.sitemap_pages, 1);
-        outlinks_offer(x, url, &info, tag_make(x->depth + 1, 0, false), 0);
+        outlinks_offer(x, url, &info, tag_make(x->depth + 1, 0, false), 0, x->url,
+                       x->popped.len + 1);
     } else if (x->depth == 0) {
-        if (queue_sitemap(c, url, &info, 1))
+        if (queue_sitemap(c, url, &info, 1, x->url))
             x->links_new++;
     } else {
         atomic_fetch_add(&c->n.sitemaps_left_out, 1);

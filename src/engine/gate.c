@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "gate.h"
 #include "origin.h"
+#include "via.h"
 
 /* Gives a popped URL back to the frontier, and its max_pages reservation
  * with it: it will be popped, and counted, again. */
@@ -40,9 +41,7 @@ static void refuse_robots(sieve_crawler *c, const sieve_url *u, const char *why)
 static void start_robots(worker *w, const sieve_url *u)
 {
     xfer *x = worker_free_slot(w);
-    memcpy(x->waiting_url, u->url, u->len + 1);
-    x->waiting = *u;
-    x->waiting.url = x->waiting_url;
+    via_copy(&x->waiting, x->waiting_url, x->waiting_via, u);
     size_t origin = url_origin_len(u->url);
     int n = snprintf(x->url, sizeof x->url, "%.*s/robots.txt", (int)origin, u->url);
     if (n < 0 || (size_t)n >= sizeof x->url) {

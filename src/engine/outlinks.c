@@ -1,12 +1,12 @@
 /* outlinks.c - the links a transfer found, on their way to the frontier.
  *
  * Each canonical link is judged by the scope, then by the embedder's link
- * filter, and packed into the transfer's batch; a full batch, and the
- * rest at the transfer's end, goes to the frontier in one push_batch()
- * (one lock, every key prefetched). A link the frontier had seen gives
- * its host's quota back. A link in the seen-set, new or not, goes into
- * the worker's memo, so that the pages after skip it before they
- * canonicalize it (sieve/links.h). */
+ * filter, and packed into the transfer's batch with its data (via.h); a
+ * full batch, and the rest at the transfer's end, goes to the frontier in
+ * one push_batch() (one lock, every key prefetched). A link the frontier
+ * had seen gives its host's quota back. A link in the seen-set, new or
+ * not, goes into the worker's memo, so that the pages after skip it
+ * before they canonicalize it (sieve/links.h). */
 #include <string.h>
 
 #include "xfer.h"
@@ -35,15 +35,32 @@ void outlinks_flush(xfer *x)
     x->store_used = 0;
 }
 
-static bool append(xfer *x, const char *url, size_t len, uint32_t tag, uint64_t key)
+/* The links of a page all carry the page's URL as their data: a batch
+ * holds one copy, which the links after the first point at. */
+static bool append(xfer *x, const char *url, size_t len, uint32_t tag, uint64_t key,
+                   const void *via, size_t via_len)
 {
-    if (x->nbatch == OUTLINK_BATCH || x->store_used + len + 1 > sizeof x->store)
+    bool same_via =
+        x->nbatch > 0 && via == x->via_from && via_len == x->batch[x->nbatch - 1].data_len;
+    size_t need = len + 1 + (same_via ? 0 : via_len);
+    if (x->nbatch == OUTLINK_BATCH || x->store_used + need > sizeof x->store) {
         outlinks_flush(x);
+        same_via = false;
+        need = len + 1 + via_len;
+    }
     char *dst = x->store + x->store_used;
     memcpy(dst, url, len + 1);
-    x->store_used += len + 1;
+    const void *data = same_via ? x->batch[x->nbatch - 1].data : dst + len + 1;
+    if (!same_via && via_len > 0)
+        memcpy(dst + len + 1, via, via_len);
+    x->store_used += need;
+    x->via_from = via;
     x->batch_key[x->nbatch] = key;
-    x->batch[x->nbatch++] = (sieve_url){.url = dst, .len = len, .depth = tag};
+    x->batch[x->nbatch++] = (sieve_url){.url = dst,
+                                        .len = len,
+                                        .depth = tag,
+                                        .data = via_len > 0 ? data : NULL,
+                                        .data_len = via_len};
     return true;
 }
 
@@ -78,7 +95,7 @@ static bool filter(xfer *x, const char **url, sieve_canon_info *info, uint32_t t
 }
 
 bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag,
-                    uint64_t key)
+                    uint64_t key, const void *via, size_t via_len)
 {
     sieve_crawler *c = x->c;
     scope_verdict v = scope_check(c->scope, url, info, tag & TAG_DEPTH_MASK);
@@ -87,10 +104,10 @@ bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint
         return false;
     }
     if (c->cb.on_link == NULL)
-        return append(x, url, info->len, tag, key);
+        return append(x, url, info->len, tag, key, via, via_len);
     sieve_canon_info fi = *info;
     char buf[SIEVE_URL_MAX + 1];
     if (!filter(x, &url, &fi, tag, buf, sizeof buf))
         return false;
-    return append(x, url, fi.len, tag, 0);
+    return append(x, url, fi.len, tag, 0, via, via_len);
 }

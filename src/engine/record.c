@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "gate.h"
+#include "via.h"
 #include "xfer.h"
 
 static const char *const outcome_names[] = {
@@ -133,6 +134,7 @@ bool xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_
         .attempts = x->retries + 1,
         .transfer = &x->t,
     };
+    via_read(&x->popped, &r.referrer, &r.first_url);
     return deliver(c, &r);
 }
 
@@ -149,6 +151,7 @@ void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why, sieve_cr
         .started_us = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000,
         .outcome = outcome,
     };
+    via_read(u, &r.referrer, &r.first_url);
     if (deliver(c, &r))
         engine_done(c, u);
 }

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 
 #include "gate.h"
+#include "via.h"
 #include "worker.h"
 
 /* Waiting. A worker waits in curl_multi_poll() for its transfers'
@@ -128,9 +129,7 @@ xfer *worker_free_slot(worker *w)
 void worker_start(worker *w, const sieve_url *u)
 {
     xfer *x = worker_free_slot(w);
-    memcpy(x->url, u->url, u->len + 1);
-    x->popped = *u;
-    x->popped.url = x->url;
+    via_copy(&x->popped, x->url, x->via, u);
     x->depth = u->depth & TAG_DEPTH_MASK;
     x->hops = u->depth >> TAG_HOPS_SHIFT;
     x->retries = tag_retries(u->depth);

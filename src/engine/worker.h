@@ -16,7 +16,7 @@ struct worker {
     atomic_bool hungry; /* has free slots: a frontier event must wake it */
     double ready_in;    /* seconds until the frontier may have a URL ready */
     pthread_t thread;
-    char popbuf[SIEVE_URL_MAX + 1];
+    char popbuf[SIEVE_POP_BUF_MAX]; /* a URL popped, with its data */
     /* links whose URLs went to the frontier, skipped when pages repeat
      * them; NULL when the embedder filters links (its filter sees them) */
     sieve_links_memo *memo;

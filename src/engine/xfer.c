@@ -20,6 +20,7 @@
 #include "address.h"
 #include "clock.h"
 #include "origin.h"
+#include "via.h"
 #include "worker.h"
 #include "xfer.h"
 
@@ -271,8 +272,10 @@ static const char *follow_redirect(xfer *x)
         return sieve_strerror(rc);
     if (x->hops + 1 > c->o.max_redirects)
         return "too many redirects";
+    char via[SIEVE_URL_DATA_MAX];
+    size_t via_len = via_redirect(&x->popped, via);
     outlinks_offer(x, x->final_url, &info,
-                   tag_make(x->depth, x->hops + 1, x->kind == &xfer_sitemap), 0);
+                   tag_make(x->depth, x->hops + 1, x->kind == &xfer_sitemap), 0, via, via_len);
     return NULL;
 }
 

@@ -54,7 +54,8 @@ struct xfer {
     const xfer_kind *kind;
     bool busy;
     char url[SIEVE_URL_MAX + 1];
-    sieve_url popped; /* as the frontier gave it, for done() */
+    sieve_url popped;             /* as the frontier gave it, for done(); its data in via */
+    char via[SIEVE_URL_DATA_MAX]; /* where the URL came from (via.h) */
     uint32_t depth, hops;
     unsigned retries; /* made before this transfer: its record's attempts - 1 */
     double started;   /* clock_now() at the start */
@@ -91,11 +92,13 @@ struct xfer {
     size_t body_len;
     sieve_url waiting; /* robots: the page that waits for it */
     char waiting_url[SIEVE_URL_MAX + 1];
+    char waiting_via[SIEVE_URL_DATA_MAX];
 
-    /* links waiting to be pushed, their text packed in store */
+    /* links waiting to be pushed, their text and data packed in store */
     sieve_url batch[OUTLINK_BATCH];
     uint64_t batch_key[OUTLINK_BATCH]; /* their memo keys, 0 for none */
     size_t nbatch, store_used;
+    const void *via_from; /* what the data of the batch's last link was copied from */
     char store[OUTLINK_STORE];
 };
 
@@ -160,12 +163,13 @@ sieve_crawl_outcome xfer_outcome(const xfer *x, CURLcode result, const char *err
  * false (with x->fail set) when the callback asks to stop. */
 bool xfer_pass_body(xfer *x, const char *data, size_t n);
 
-/* outlinks.c: queues a canonical URL found by x with its frontier tag if
- * the scope and the link filter take it; returns whether it was queued.
- * The URL reaches the frontier with the next outlinks_flush(), and then
- * its memo key (sieve/links.h; 0 for none) goes into the worker's memo. */
+/* outlinks.c: queues a canonical URL found by x with its frontier tag and
+ * its data (via.h: where it came from, via_len bytes) if the scope and the
+ * link filter take it; returns whether it was queued. The URL reaches the
+ * frontier with the next outlinks_flush(), and then its memo key
+ * (sieve/links.h; 0 for none) goes into the worker's memo. */
 bool outlinks_offer(xfer *x, const char *url, const sieve_canon_info *info, uint32_t tag,
-                    uint64_t key);
+                    uint64_t key, const void *via, size_t via_len);
 
 /* Pushes the URLs x has queued. */
 void outlinks_flush(xfer *x);
