@@ -680,6 +680,31 @@ START_TEST(referrers_survive_waiting_for_robots)
 }
 END_TEST
 
+/* robots.txt that expires at once, and a host delay: by a page's turn
+ * after its host's robots.txt came, the rules have expired. The page must
+ * still go, under those rules, instead of fetching robots.txt again for
+ * ever; each page then costs one robots.txt at most. */
+START_TEST(robots_txt_that_expires_at_once_lets_pages_through)
+{
+    web *w = web_start(plain_web);
+    sieve_crawl_options o;
+    test_options(&o);
+    o.robots_expiry_s = 0;
+    o.delay_s = 0.002;
+    ctx x;
+    ctx_init(&x, w);
+    crawler_for(&x, &o);
+    ck_assert_int_eq(run(&x), SIEVE_OK);
+    const char **got = sorted_urls(&x);
+    assert_same_sets(w->truth, w->truth_n, got, x.n);
+    free(got);
+    sieve_crawl_stats st;
+    sieve_crawler_stats_get(x.c, &st);
+    ck_assert_uint_le(st.robots_fetched, st.fetched + 1);
+    ctx_free(&x);
+}
+END_TEST
+
 START_TEST(max_pages_ends_the_crawl)
 {
     web *w = web_start(plain_web);
@@ -1367,6 +1392,7 @@ int main(void)
     tcase_set_timeout(tc, 240);
     tcase_add_loop_test(tc, crawl_delivers_exactly_the_truth, 0, 3);
     tcase_add_test(tc, referrers_survive_waiting_for_robots);
+    tcase_add_test(tc, robots_txt_that_expires_at_once_lets_pages_through);
     tcase_add_test(tc, max_pages_ends_the_crawl);
     tcase_add_test(tc, two_crawlers_in_two_threads);
     tcase_add_test(tc, body_chunks_are_the_bodies);

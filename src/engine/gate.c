@@ -23,6 +23,12 @@
 
 /* Gives a popped URL back to the frontier, and its max_pages reservation
  * with it: it will be popped, and counted, again. */
+/* The key a URL is known by in the robots cache: nonzero. */
+static uint64_t robots_key(const sieve_url *u)
+{
+    return sieve_hash_key(u->url, u->len, SIEVE_HASH_SEED_DEFAULT).lo | 1;
+}
+
 static int give_back(sieve_crawler *c, const sieve_url *u)
 {
     int rc = sieve_frontier_requeue(c->frontier, u);
@@ -65,7 +71,8 @@ void gate_admit(worker *w, const sieve_url *u)
     const char *host = u->url + p.auth_off;
     const sieve_robots *rules;
     double fetched_at;
-    switch (robots_cache_lookup(c->robots, host, p.auth_len, clock_now(), &rules, &fetched_at)) {
+    switch (robots_cache_lookup(c->robots, host, p.auth_len, clock_now(), robots_key(u), &rules,
+                                &fetched_at)) {
     case ROBOTS_READY:
         if (sieve_robots_allowed(rules, p.path, strlen(p.path)))
             worker_start(w, u); /* popped at its host's turn: go now */
@@ -104,10 +111,12 @@ void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, doubl
     double delay = host_delay(&c->o, rules);
     if (delay > c->o.delay_s)
         sieve_frontier_set_host_delay(c->frontier, host, p.auth_len, delay);
-    const sieve_robots *stored = rules;
-    robots_cache_store(c->robots, host, p.auth_len, rules, fetched_at, clock_now(), temporary);
-    bool allowed = stored != NULL && sieve_robots_allowed(stored, p.path, strlen(p.path));
-    if (stored == NULL)
+    /* Judged before the store, which may free the rules (out of memory). */
+    bool got = rules != NULL;
+    bool allowed = got && sieve_robots_allowed(rules, p.path, strlen(p.path));
+    robots_cache_store(c->robots, host, p.auth_len, rules, fetched_at, clock_now(), temporary,
+                       allowed ? robots_key(u) : 0);
+    if (!got)
         gate_refuse(c, u, "robots.txt: out of memory", SIEVE_OUTCOME_ERROR);
     else if (temporary && !allowed)
         refuse_robots(c, u, "robots.txt unavailable: host not crawled for now");

@@ -26,6 +26,7 @@ typedef struct entry {
     sieve_robots *rules; /* NULL while being fetched the first time */
     bool fetching;
     double fetched_at, expires;
+    uint64_t admitted; /* the URL the last fetch was for: admitted once, even expired */
     size_t len;
     char host[];
 } entry;
@@ -88,7 +89,7 @@ static entry *find(robots_cache *c, const char *host, size_t len)
 }
 
 robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, double now,
-                                 const sieve_robots **rules, double *fetched_at)
+                                 uint64_t url_key, const sieve_robots **rules, double *fetched_at)
 {
     robots_state st;
     pthread_mutex_lock(&c->lock);
@@ -107,7 +108,10 @@ robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, 
         e->next = *slot;
         *slot = e;
     }
-    if (e->rules != NULL && now < e->expires) {
+    bool admitted = url_key != 0 && url_key == e->admitted;
+    if (e->rules != NULL && (now < e->expires || admitted)) {
+        if (admitted)
+            e->admitted = 0;
         *rules = e->rules;
         *fetched_at = e->fetched_at;
         st = ROBOTS_READY;
@@ -122,7 +126,7 @@ robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, 
 }
 
 void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_robots *rules,
-                        double fetched_at, double now, bool temporary)
+                        double fetched_at, double now, bool temporary, uint64_t admitted)
 {
     pthread_mutex_lock(&c->lock);
     entry *e = find(c, host, len);
@@ -148,6 +152,7 @@ void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_rob
         e->fetched_at = fetched_at;
     }
     e->fetching = false;
+    e->admitted = admitted;
     e->expires = now + (temporary ? c->retry_s : c->expiry_s);
     pthread_mutex_unlock(&c->lock);
 }

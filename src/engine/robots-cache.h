@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sieve/robots.h"
 
@@ -21,15 +22,20 @@ typedef enum robots_state {
 int robots_cache_new(robots_cache **out, double expiry_s, double retry_s);
 void robots_cache_free(robots_cache *c);
 
-/* Looks up a host (its authority). ROBOTS_READY sets *rules (valid until
- * the cache is freed) and *fetched_at, when its robots.txt request
- * started. Thread-safe. */
+/* Looks up a host (its authority) for the URL whose key is url_key (see
+ * robots_cache_store()). ROBOTS_READY sets *rules (valid until the cache
+ * is freed) and *fetched_at, when its robots.txt request started.
+ * Thread-safe. */
 robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, double now,
-                                 const sieve_robots **rules, double *fetched_at);
+                                 uint64_t url_key, const sieve_robots **rules, double *fetched_at);
 
 /* Stores the outcome of a fetch claimed with ROBOTS_FETCH, taking rules.
- * temporary marks the outcome of a failure, kept for retry_s only. */
+ * temporary marks the outcome of a failure, kept for retry_s only.
+ * admitted (nonzero) is the key of the URL the fetch was made for, which
+ * waits for its host's turn: its next lookup gets these rules even if
+ * they have expired by then, so that an expiry shorter than the host's
+ * delay cannot send it round fetching robots.txt for ever. */
 void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_robots *rules,
-                        double fetched_at, double now, bool temporary);
+                        double fetched_at, double now, bool temporary, uint64_t admitted);
 
 #endif
