@@ -1,10 +1,22 @@
-/* links-internal.h - switches of the link extractor for tests (internal:
- * the tests compare what libxml2 finds when it sees the whole page with
- * what it finds when the extractor leaves parts out). */
+/* links-internal.h - what the link extractor's files share: its limits,
+ * its state (struct sieve_links), and the few functions one file calls in
+ * another. links.c holds the extractor's API, libxml2's callbacks and the
+ * links' canonicalization; links-bound.c counts what libxml2 may read so
+ * its work stays linear (see "Bounding libxml2's work" there);
+ * links-squeeze.c leaves out of libxml2's input what cannot change a link
+ * (see "Skipping text" and "Squeezing markup" there). Also the switches
+ * tests use to compare what libxml2 finds when it sees the whole page
+ * with what it finds when the extractor leaves parts out. */
 #ifndef SIEVE_LINKS_INTERNAL_H
 #define SIEVE_LINKS_INTERNAL_H
 
+#include <libxml/HTMLparser.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "sieve/links.h"
+#include "url-internal.h"
 
 /* How much of a page the extractor keeps from libxml2. */
 enum sieve_links_hiding {
@@ -16,5 +28,151 @@ enum sieve_links_hiding {
 
 /* Sets what lx hides from libxml2; call it before the first feed. */
 void sieve_links_set_hiding(sieve_links *lx, enum sieve_links_hiding h);
+
+/* Chunks smaller than this are gathered before libxml2 sees them. */
+#define STAGE_MIN 512
+/* Largest piece handed to libxml2 at once, so max_pending is checked
+ * often even when one feed brings megabytes. */
+#define PIECE_MAX (1024 * 1024)
+/* Text runs shorter than this go to libxml2: a cut costs a call. */
+#define SKIP_MIN 32
+/* Most bytes of an unfinished tag, comment or script a feed may hold back
+ * for the next, to squeeze them whole. */
+#define CARRY_MAX (16 * 1024)
+/* Most attributes of a tag the squeeze reads; a tag with more goes to
+ * libxml2 as it is, where the limit on attributes applies. */
+#define PLAIN_ATTRS_MAX 256
+/* Bytes libxml2 may keep of what it has already read. */
+#define SHRINK_AT 4096
+/* libxml2 cuts tag and attribute names at this many characters and reads
+ * on as if a new attribute started (HTML_PARSER_BUFFER_SIZE). */
+#define NAME_CUT 100
+/* Bytes a call hands to libxml2 when a converter the extractor cannot read
+ * through stands in between: at most half as many attributes. */
+#define CONV_PIECE 1024
+/* Longest start tag libxml2 may hold behind such a converter. */
+#define CONV_TAG_MAX (16 * 1024)
+/* Most distinct hrefs, and bytes of hrefs and URLs, a page's table keeps
+ * before it starts over: about 220 KiB at most. */
+#define HREF_MAX       2048
+#define HREF_ARENA_MAX (128 * 1024)
+/* A <meta> charset is honoured in this many first bytes of the page... */
+#define SWITCH_WINDOW (64 * 1024)
+/* ...which reach libxml2 this many at a time. */
+#define SWITCH_PIECE 512
+
+/* A start tag read as libxml2's htmlParseStartTag() reads it. */
+enum tag_state {
+    TAG_OPEN,         /* after the '<' */
+    TAG_NAME,         /* in the element name */
+    TAG_BEFORE_ATTR,  /* where an attribute may start */
+    TAG_ATTR_NAME,    /* in an attribute name */
+    TAG_AFTER_NAME,   /* blanks after it */
+    TAG_BEFORE_VALUE, /* after its '=' */
+    TAG_DQ,           /* in a "value" */
+    TAG_SQ,           /* in a 'value' */
+    TAG_UNQUOTED,     /* in a value without quotes */
+    TAG_SKIP,         /* skipping what is no attribute, up to a blank */
+    TAG_BOGUS,        /* no element name: skipping up to the '>' */
+    TAG_END,          /* after the '>' */
+};
+
+struct tag_scan {
+    enum tag_state state;
+    size_t len;   /* characters of the current name */
+    size_t attrs; /* attributes so far */
+};
+
+/* What libxml2 held after the last call, counted before the next. */
+struct held {
+    bool tag;          /* a start tag whose end it has not seen */
+    struct tag_scan t; /* that tag, up to the last byte held */
+    size_t tag_bytes;  /* its bytes */
+    size_t loose;      /* attribute starts it may yet read elsewhere */
+};
+
+/* How an href resolves against the base, for its memo key. */
+enum memo_kind { MEMO_ABSOLUTE, MEMO_SCHEME, MEMO_ORIGIN, MEMO_DIR, MEMO_FULL, MEMO_KINDS };
+
+/* One href met on the page and what canonicalization made of it: its
+ * bytes, then the URL's, in the arena. */
+struct href {
+    uint64_t hash;
+    uint32_t key_off, key_len, url_len; /* the URL follows the key */
+    uint32_t host_off, host_len;
+    int status;
+    bool https;
+};
+
+struct href_table {
+    struct href *e;  /* entries, in the order met */
+    uint32_t n, cap; /* entries used, allocated */
+    uint32_t *slot;  /* open addressing: entry index + 1, 0 empty */
+    uint32_t mask;   /* slots - 1; slots >= 2 * cap */
+    char *arena;
+    size_t used, size;
+};
+
+struct sieve_links {
+    htmlParserCtxtPtr ctxt;
+    htmlSAXHandler sax;
+    const sieve_canon *canon;
+    sieve_link_fn fn;
+    void *ctx;
+    bool follow_nofollow;
+    bool report_errors;
+    bool base_seen; /* the first <base href> was met (used or not) */
+    bool finished;
+    bool in_text;   /* libxml2 is idle in text: skip to the next '<' */
+    int hiding;     /* enum sieve_links_hiding */
+    char *squeezed; /* what a squeeze hands to libxml2 */
+    size_t squeezed_cap;
+    int err;            /* sticky failure: SIEVE_ENOMEM, SIEVE_ETOOLONG */
+    size_t max_pending; /* most unparsed bytes libxml2 may hold */
+    size_t pending;     /* unparsed bytes it held after the last call */
+    char *stage;        /* small chunks wait here until flush_at bytes */
+    size_t stage_len, stage_cap;
+    size_t flush_at;
+    bool keep_nul;  /* a wide charset was given: NUL bytes are text */
+    size_t max_ref; /* longest attribute value worth canonicalizing */
+    char *page;     /* canonical page URL */
+    char *base;     /* current base: page or resolved <base href> */
+    CURLU *base_u;  /* the same, parsed once for all the links after it */
+    char *out;      /* max_len + 1 bytes for each link's URL */
+    size_t cap;
+    struct held held;                       /* what libxml2 holds unparsed, as counted */
+    unsigned char prev;                     /* last byte handed to libxml2 */
+    size_t run;                             /* name characters it ended with */
+    bool stopped;                           /* a limit ended the page: the rest is ignored */
+    struct href_table hrefs;                /* this page's hrefs, canonicalized */
+    const sieve_links_memo *memo;           /* links handled before, by key */
+    uint64_t seed[MEMO_KINDS];              /* the base's parts, hashed, by href kind */
+    const xmlCharEncodingHandler *enc_seen; /* the converter last checked */
+    bool enc_keeps_ascii;                   /* and whether it keeps ASCII */
+    sieve_links_stats st;
+};
+
+/* links.c: one call into libxml2 (see its comment there). */
+void lx_parse(sieve_links *lx, const char *p, size_t len, int terminate);
+/* links.c: an element too deep takes its parent's place. */
+void lx_limit_depth(sieve_links *lx);
+
+/* What lx_limit_piece() says of the bytes after the piece: go on, close
+ * the tag libxml2 holds and end the page, or end it as it is. */
+enum { PIECE_OK, PIECE_CLOSE, PIECE_STOP };
+
+/* links-bound.c: hands len bytes to libxml2, counted; how many of them
+ * the next call may take; the end of a page a limit cut; and libxml2's
+ * idea of blanks and name characters. */
+void lx_hand(sieve_links *lx, const char *p, size_t len, int terminate);
+size_t lx_limit_piece(sieve_links *lx, const char *p, size_t len, int *verdict);
+void lx_end_page(sieve_links *lx, int verdict);
+bool lx_is_blank(unsigned char c);
+bool lx_name_char(unsigned char c);
+bool lx_name_start(unsigned char c);
+
+/* links-squeeze.c: hands len bytes to libxml2 but for what it would only
+ * read and drop; returns how many it took (the rest waits for more). */
+size_t lx_parse_skipping_text(sieve_links *lx, const char *p, size_t len, bool final);
 
 #endif
