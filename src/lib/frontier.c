@@ -944,7 +944,10 @@ int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
     return sieve_frontier_requeue_after(f, u, 0);
 }
 
-int sieve_frontier_requeue_after(sieve_frontier *f, const sieve_url *u, double pause_s)
+/* Takes a URL out of flight without a done(): back onto its host's queue,
+ * to go after pause_s, or (off_host) into the retry heap, away from its
+ * host, until pause_s has passed, its host free to give another URL. */
+static int put_back(sieve_frontier *f, const sieve_url *u, double pause_s, bool off_host)
 {
     if (f == NULL || u == NULL || u->url == NULL || !(pause_s >= 0))
         return SIEVE_EINVAL;
@@ -957,41 +960,33 @@ int sieve_frontier_requeue_after(sieve_frontier *f, const sieve_url *u, double p
     pthread_mutex_lock(&f->lock);
     flight *x = flight_of_locked(f, u, h);
     const char *e = x != NULL ? entry_locked(f, u) : NULL;
-    rc = x == NULL ? SIEVE_ESTATE
-         : e == NULL
-             ? SIEVE_ENOMEM
-             : hosts_requeue(f->hosts, x->host, e, entry_len(u), u->depth, now_s(), pause_s);
-    if (rc == SIEVE_OK) {
-        if (f->budget > 0)
+    if (x == NULL) {
+        rc = SIEVE_ESTATE;
+    } else if (e == NULL) {
+        rc = SIEVE_ENOMEM;
+    } else if (off_host) {
+        rc = later_add(&f->later, now_s() + pause_s, x->host, e, entry_len(u), u->depth);
+        if (rc == SIEVE_OK && (rc = hosts_done(f->hosts, x->host)) >= 0)
+            rc = SIEVE_OK;
+    } else {
+        rc = hosts_requeue(f->hosts, x->host, e, entry_len(u), u->depth, now_s(), pause_s);
+        if (rc == SIEVE_OK && f->budget > 0)
             f->ram_bytes += entry_len(u) + SIEVE_QUEUE_ENTRY_COST;
-        give_back_locked(f, x);
     }
+    if (rc == SIEVE_OK)
+        give_back_locked(f, x);
     pthread_mutex_unlock(&f->lock);
     return rc;
 }
 
+int sieve_frontier_requeue_after(sieve_frontier *f, const sieve_url *u, double pause_s)
+{
+    return put_back(f, u, pause_s, false);
+}
+
 int sieve_frontier_retry_later(sieve_frontier *f, const sieve_url *u, double wait_s)
 {
-    if (f == NULL || u == NULL || u->url == NULL || !(wait_s >= 0))
-        return SIEVE_EINVAL;
-    if (f->hosts == NULL)
-        return SIEVE_ESTATE;
-    int rc = check_data(u);
-    if (rc != SIEVE_OK)
-        return rc;
-    uint64_t h = url_hash(u->url, u->len);
-    pthread_mutex_lock(&f->lock);
-    flight *x = flight_of_locked(f, u, h);
-    const char *e = x != NULL ? entry_locked(f, u) : NULL;
-    rc = x == NULL   ? SIEVE_ESTATE
-         : e == NULL ? SIEVE_ENOMEM
-                     : later_add(&f->later, now_s() + wait_s, x->host, e, entry_len(u), u->depth);
-    if (rc == SIEVE_OK && (rc = hosts_done(f->hosts, x->host)) >= 0) {
-        give_back_locked(f, x);
-        rc = SIEVE_OK;
-    }
-    pthread_mutex_unlock(&f->lock);
-    return rc;
+    return put_back(f, u, wait_s, true);
 }
 
 int sieve_frontier_hold_host(sieve_frontier *f, const char *host, size_t len, bool hold)
