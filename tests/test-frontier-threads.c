@@ -276,7 +276,7 @@ START_TEST(per_host_limits_hold_under_many_threads)
     ck_assert_int_ge(atomic_load(&c->worst), 1);
     sieve_frontier_stats st;
     sieve_frontier_stats_get(c->f, &st);
-    ck_assert_uint_eq(st.hosts, HOSTS);
+    ck_assert_uint_le(st.hosts, HOSTS); /* the idle ones are forgotten */
     sieve_frontier_free(c->f);
     free(c);
 }

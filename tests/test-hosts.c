@@ -350,6 +350,97 @@ START_TEST(a_url_retried_later_waits_off_its_host)
 }
 END_TEST
 
+/* A crawl that meets 100,000 hosts one after the other keeps only the few
+ * with work: memory follows the hosts busy now, not every host seen. */
+START_TEST(idle_hosts_are_forgotten)
+{
+    sieve_frontier *f = make(1, 0);
+    push(f, "http://busy.test/0");
+    char x[64], url[64];
+    sieve_frontier_stats st;
+    uint64_t most = 0;
+    for (int i = 1; i <= 100000; i++) {
+        snprintf(url, sizeof url, "http://h%d.test/", i);
+        push(f, url);
+        snprintf(url, sizeof url, "http://busy.test/%d", i);
+        push(f, url);
+        for (int k = 0; k < 2; k++) {
+            sieve_url u;
+            ck_assert_int_eq(sieve_frontier_pop(f, x, sizeof x, &u, 0), SIEVE_OK);
+            ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+        }
+        sieve_frontier_stats_get(f, &st);
+        if (st.hosts > most)
+            most = st.hosts;
+    }
+    ck_assert_msg(most <= 16, "%llu hosts held at once", (unsigned long long)most);
+    /* 100,000 hosts held would take tens of megabytes */
+    ck_assert_msg(st.queue_bytes < 1024 * 1024, "%llu bytes", (unsigned long long)st.queue_bytes);
+    /* the busy host kept its order throughout */
+    sieve_url u = take(f, x, sizeof x, "http://busy.test/100000");
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_pop(f, x, sizeof x, &u, 0), SIEVE_EDRAINED);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* Pops and finishes n URLs of other hosts, giving the idle sweep its
+ * chances. */
+static void churn(sieve_frontier *f, const char *host, int n)
+{
+    static int serial;
+    char x[64], url[64];
+    for (int i = 0; i < n; i++) {
+        snprintf(url, sizeof url, "http://%s/%d", host, serial++);
+        push(f, url);
+        sieve_url u;
+        ck_assert_int_eq(sieve_frontier_pop(f, x, sizeof x, &u, 0), SIEVE_OK);
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    }
+}
+
+/* A host is forgotten only once its delay is over: until then a new URL
+ * of it still waits for that delay. */
+START_TEST(a_host_is_not_forgotten_before_its_delay_is_over)
+{
+    sieve_frontier *f = make(1, 0.3);
+    push(f, "http://a.test/1");
+    char x[64];
+    sieve_url u = take(f, x, sizeof x, "http://a.test/1");
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    for (int i = 0; i < 50; i++) {
+        char host[32];
+        snprintf(host, sizeof host, "c%d.test", i);
+        churn(f, host, 1);
+    }
+    push(f, "http://a.test/2");
+    double ready_in = 0;
+    ck_assert_int_eq(sieve_frontier_try_pop(f, x, sizeof x, &u, &ready_in), SIEVE_EAGAIN);
+    ck_assert_msg(ready_in > 0.1, "ready in %.3f s", ready_in);
+    take_after(f, x, sizeof x, "http://a.test/2", 1);
+    sieve_frontier_free(f);
+}
+END_TEST
+
+/* A host whose only URL waits for a retry is not idle: the URL comes back
+ * through it however many other hosts came and went meanwhile. */
+START_TEST(a_host_waiting_for_a_retry_is_kept)
+{
+    sieve_frontier *f = make(1, 0);
+    push(f, "http://a.test/1");
+    char x[64];
+    sieve_url u = take(f, x, sizeof x, "http://a.test/1");
+    ck_assert_int_eq(sieve_frontier_retry_later(f, &u, 0.3), SIEVE_OK);
+    double t0 = now();
+    while (now() - t0 < 0.15) /* all before a.test/1 is due */
+        churn(f, "b.test", 100);
+    u = take_after(f, x, sizeof x, "http://a.test/1", 1);
+    ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+    ck_assert_int_eq(sieve_frontier_pop(f, x, sizeof x, &u, 0), SIEVE_EDRAINED);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 START_TEST(bad_politeness_is_refused)
 {
     sieve_frontier_config cfg;
@@ -381,6 +472,9 @@ int main(void)
     tcase_add_test(tc, a_requeue_restarts_the_hosts_delay);
     tcase_add_test(tc, a_paused_host_waits_and_others_go_on);
     tcase_add_test(tc, a_url_retried_later_waits_off_its_host);
+    tcase_add_test(tc, idle_hosts_are_forgotten);
+    tcase_add_test(tc, a_host_is_not_forgotten_before_its_delay_is_over);
+    tcase_add_test(tc, a_host_waiting_for_a_retry_is_kept);
     tcase_add_test(tc, bad_politeness_is_refused);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

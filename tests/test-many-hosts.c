@@ -16,17 +16,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sieve/crawl.h"
 
 #include "fake-dns.h"
 
-enum { HOSTS = 100, PAGES = 4, TTL_PAGES = 8 };
+enum { HOSTS = 100, PAGES = 4, TTL_PAGES = 8, RULED = 20, CHAIN = 16 };
 
 static struct MHD_Daemon *server;
 static unsigned port;
 static atomic_int connections; /* accepted since setup() */
 static atomic_int requests;
+static atomic_int robots_asked[RULED]; /* robots.txt requests to r<N>.test */
+static atomic_int private_asked;       /* requests robots.txt disallows */
+static _Atomic double slow_at[2];      /* when slow.test's /s2 and /s3 were asked */
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
@@ -49,10 +53,36 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const c
     return rc;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The hosts whose robots.txt says something: r<N>.test disallow /private,
+ * slow.test asks for a Crawl-delay of 0.4 s. */
+static enum MHD_Result robots_txt(struct MHD_Connection *c, const char *host, bool close)
+{
+    int n;
+    if (sscanf(host, "r%d.test", &n) == 1 && n >= 0 && n < RULED) {
+        atomic_fetch_add(&robots_asked[n], 1);
+        return answer(c, 200, "User-agent: *\nDisallow: /private\n", close);
+    }
+    if (strncmp(host, "slow.test:", 10) == 0)
+        return answer(c, 200, "User-agent: *\nCrawl-delay: 0.4\n", close);
+    return answer(c, 404, "none", close);
+}
+
 /* "/": PAGES links to each of the HOSTS hosts h<N>.test, in turns.
  * "/spread": TTL_PAGES links to ttl.test, whose every answer closes its
- * connection, so each of its pages needs the name again. Anything else
- * is a page without links; robots.txt is 404. */
+ * connection, so each of its pages needs the name again.
+ * "/ruled": PAGES rounds over the RULED hosts r<N>.test, a page and a
+ * page under /private on each.
+ * "/late": slow.test/s1, then a chain of CHAIN pages 50 ms each, whose
+ * last links to slow.test/s2 and /s3.
+ * Anything else is a page without links; robots.txt is 404 but for
+ * robots_txt()'s hosts. */
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_len, void **state)
@@ -69,9 +99,40 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
     bool close = host != NULL && strncmp(host, "ttl.test:", 9) == 0;
     if (strcmp(url, "/robots.txt") == 0)
-        return answer(c, 404, "none", close);
+        return robots_txt(c, host != NULL ? host : "", close);
     static char body[HOSTS * PAGES * 48 + 64];
     size_t n = 0;
+    int i;
+    if (strncmp(url, "/private", 8) == 0)
+        atomic_fetch_add(&private_asked, 1);
+    if (strcmp(url, "/ruled") == 0) {
+        for (int p = 0; p < PAGES; p++)
+            for (int h = 0; h < RULED; h++)
+                n += (size_t)snprintf(body + n, sizeof body - n,
+                                      "<a href=\"http://r%d.test:%u/p%d\">x</a>"
+                                      "<a href=\"http://r%d.test:%u/private%d\">x</a>\n",
+                                      h, port, p, h, port, p);
+        return answer(c, 200, body, false);
+    }
+    if (strcmp(url, "/late") == 0) {
+        snprintf(body, sizeof body,
+                 "<a href=\"http://slow.test:%u/s1\">x</a><a href=\"/chain0\">x</a>", port);
+        return answer(c, 200, body, false);
+    }
+    if (sscanf(url, "/chain%d", &i) == 1) {
+        struct timespec pause = {0, 50 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+        if (i + 1 < CHAIN)
+            snprintf(body, sizeof body, "<a href=\"/chain%d\">x</a>", i + 1);
+        else
+            snprintf(body, sizeof body,
+                     "<a href=\"http://slow.test:%u/s2\">x</a>"
+                     "<a href=\"http://slow.test:%u/s3\">x</a>",
+                     port, port);
+        return answer(c, 200, body, false);
+    }
+    if (sscanf(url, "/s%d", &i) == 1 && (i == 2 || i == 3))
+        atomic_store(&slow_at[i - 2], now_s());
     if (strcmp(url, "/") == 0) {
         for (int p = 0; p < PAGES; p++)
             for (int h = 0; h < HOSTS; h++)
@@ -88,6 +149,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return answer(c, 200, "<html><body>leaf</body></html>", close);
 }
 
+static void setup_counts(void)
+{
+    atomic_store(&connections, 0);
+    atomic_store(&requests, 0);
+    atomic_store(&private_asked, 0);
+    for (int h = 0; h < RULED; h++)
+        atomic_store(&robots_asked[h], 0);
+}
+
 static void setup(void)
 {
     fake_dns_reset();
@@ -99,8 +169,7 @@ static void setup(void)
                          MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_END);
     ck_assert_ptr_nonnull(server);
     port = MHD_get_daemon_info(server, MHD_DAEMON_INFO_BIND_PORT)->port;
-    atomic_store(&connections, 0);
-    atomic_store(&requests, 0);
+    setup_counts();
 }
 
 static void teardown(void)
@@ -135,6 +204,16 @@ static int crawl(sieve_crawl_options *o, const char *path)
     return ok;
 }
 
+/* One worker of 4 transfers, one connection a host, no delay. */
+static void one_worker(sieve_crawl_options *o)
+{
+    sieve_crawl_options_init(o);
+    o->workers = 1;
+    o->concurrency = 4;
+    o->delay_s = 0;
+    o->host_connections = 1;
+}
+
 /* 100 hosts of 4 pages each, one worker of 4 transfers: 502 requests
  * (robots.txt included). Every host is left for the 99 others before its
  * next page, so a worker that keeps only curl's default of 16 idle
@@ -143,11 +222,7 @@ static int crawl(sieve_crawl_options *o, const char *path)
 START_TEST(connections_are_used_again_across_many_hosts)
 {
     sieve_crawl_options o;
-    sieve_crawl_options_init(&o);
-    o.workers = 1;
-    o.concurrency = 4;
-    o.delay_s = 0;
-    o.host_connections = 1;
+    one_worker(&o);
     ck_assert_int_eq(crawl(&o, "/"), 1 + HOSTS * PAGES);
     int conns = atomic_load(&connections), reqs = atomic_load(&requests);
     ck_assert_int_eq(reqs, 2 + HOSTS * (PAGES + 1));
@@ -189,6 +264,42 @@ START_TEST(a_host_name_is_looked_up_again_after_its_lifetime)
 }
 END_TEST
 
+/* With room for the rules of every host, each robots.txt is asked once.
+ * With room for none, a host's rules go once its waiting URL has used
+ * them, so its next URL asks again; and no URL ever goes out without
+ * its host's rules applied. */
+START_TEST(robots_rules_beyond_their_memory_are_asked_again)
+{
+    sieve_crawl_options o;
+    one_worker(&o);
+    ck_assert_int_eq(crawl(&o, "/ruled"), 1 + RULED * PAGES);
+    for (int h = 0; h < RULED; h++)
+        ck_assert_int_eq(atomic_load(&robots_asked[h]), 1);
+
+    setup_counts();
+    o.robots_memory = 1;
+    ck_assert_int_eq(crawl(&o, "/ruled"), 1 + RULED * PAGES);
+    ck_assert_int_eq(atomic_load(&private_asked), 0);
+    for (int h = 0; h < RULED; h++)
+        ck_assert_msg(atomic_load(&robots_asked[h]) >= PAGES,
+                      "r%d.test's robots.txt asked %d times", h, atomic_load(&robots_asked[h]));
+}
+END_TEST
+
+/* slow.test asks for 0.4 s between requests. Its first page is done long
+ * before the chain ends, so the frontier forgets the host, delay and all;
+ * the rules the crawl still holds set the delay again when the host comes
+ * back, and its two last pages go out 0.4 s apart. */
+START_TEST(a_crawl_delay_outlives_its_idle_host)
+{
+    sieve_crawl_options o;
+    one_worker(&o);
+    ck_assert_int_eq(crawl(&o, "/late"), 1 + 3 + CHAIN);
+    double gap = atomic_load(&slow_at[1]) - atomic_load(&slow_at[0]);
+    ck_assert_msg(gap >= 0.35, "slow.test's last pages %.3f s apart", gap);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("many-hosts");
@@ -197,6 +308,8 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, connections_are_used_again_across_many_hosts);
     tcase_add_test(tc, a_host_name_is_looked_up_again_after_its_lifetime);
+    tcase_add_test(tc, robots_rules_beyond_their_memory_are_asked_again);
+    tcase_add_test(tc, a_crawl_delay_outlives_its_idle_host);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -706,6 +706,32 @@ static uint64_t rng_next(uint64_t *x)
     return *x;
 }
 
+/* A cache counts what rules hold: more rules, more bytes, and the fixed
+ * answers count too. */
+START_TEST(stats_count_the_memory_rules_hold)
+{
+    sieve_robots *small, *big, *all;
+    const char *one = "User-agent: *\nDisallow: /a\n";
+    ck_assert_int_eq(sieve_robots_parse(&small, one, strlen(one), "sieve"), SIEVE_OK);
+    char text[64 * 1024];
+    size_t n = (size_t)snprintf(text, sizeof text, "User-agent: *\n");
+    for (int i = 0; i < 1000; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "Disallow: /dir%d/\n", i);
+    ck_assert_int_eq(sieve_robots_parse(&big, text, n, "sieve"), SIEVE_OK);
+    ck_assert_int_eq(sieve_robots_allow_all(&all), SIEVE_OK);
+    sieve_robots_stats s1, s2, s3;
+    sieve_robots_stats_get(small, &s1);
+    sieve_robots_stats_get(big, &s2);
+    sieve_robots_stats_get(all, &s3);
+    ck_assert_uint_gt(s3.memory, 0);
+    ck_assert_uint_gt(s1.memory, s3.memory);
+    ck_assert_uint_ge(s2.memory, s1.memory + 1000 * 6); /* at least each pattern's bytes */
+    sieve_robots_free(small);
+    sieve_robots_free(big);
+    sieve_robots_free(all);
+}
+END_TEST
+
 START_TEST(matcher_agrees_with_reference)
 {
     uint64_t x = 0x9E3779B97F4A7C15u;
@@ -905,6 +931,7 @@ int main(void)
     tcase_add_test(tc, matcher_agrees_with_reference);
     tcase_add_test(tc, matcher_agrees_with_memoized_reference);
     tcase_add_test(tc, wildcards_cost_linear_time);
+    tcase_add_test(tc, stats_count_the_memory_rules_hold);
     suite_add_tcase(su, tc);
 
     SRunner *sr = srunner_create(su);

@@ -112,6 +112,9 @@ typedef struct sieve_crawl_options {
     double max_crawl_delay_s;  /* cap on a robots.txt Crawl-delay; default 30 */
     bool ignore_robots;        /* neither fetch nor obey robots.txt; default false */
     double robots_expiry_s;    /* a robots.txt is kept this long; default 86400 */
+    uint64_t robots_memory;    /* the most bytes hosts' robots.txt rules take; past it
+                                  those used least recently are dropped, and fetched
+                                  again if needed; 0: no limit; default 32 MiB */
     bool sitemaps;             /* seed hosts from robots.txt Sitemap lines; default true */
     uint64_t max_sitemaps;     /* sitemap files queued in a crawl; default 10000 */
 

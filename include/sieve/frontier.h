@@ -90,7 +90,11 @@ typedef struct sieve_url {
  * the oldest URL of a host that has fewer than max_conns URLs in flight and
  * whose last request started at least its delay ago, and waits (within its
  * timeout) when no host is ready. A slow or unreachable host holds only its
- * own URLs back. */
+ * own URLs back. A host that is idle (nothing of it queued, in flight or
+ * waiting for a retry, not held, its delay or pause over) is forgotten,
+ * so memory follows the hosts with work, not every host ever seen; a URL
+ * that names it again starts it afresh, with the policy's delay (a caller
+ * that set another with set_host_delay() sets it again). */
 typedef struct sieve_politeness {
     bool enabled;       /* default false: one FIFO for every host */
     unsigned max_conns; /* URLs of one host in flight at once; default 2 */
@@ -155,7 +159,7 @@ typedef struct sieve_frontier_stats {
     double est_count;     /* seen-set's estimated count */
     double est_fp_rate;   /* seen-set's estimated false-positive rate */
     unsigned layers;      /* Bloom layers (grow policy), 0 for exact */
-    uint64_t hosts;       /* hosts known to the per-host scheduler */
+    uint64_t hosts;       /* hosts the per-host scheduler holds (not the idle) */
     int closed;           /* close() was called */
     uint64_t recovered;   /* URLs queued again by sieve_frontier_open() */
     uint64_t spilled;     /* of queue_len, URLs waiting in the journal, not in memory */

@@ -92,6 +92,7 @@ typedef struct sieve_robots_stats {
     size_t rules_dropped;    /* rules that apply to us, beyond the caps */
     size_t sitemaps;         /* sitemap URLs kept */
     size_t sitemaps_dropped; /* sitemap URLs beyond the caps, or empty */
+    size_t memory;           /* bytes the parsed rules hold, for caches to count */
 } sieve_robots_stats;
 
 /* Parses len bytes of a robots.txt body for the product token product (a

@@ -213,6 +213,11 @@ static const opt_def crawl_opts[] = {
      .section = sec_politeness, .help = "do not fetch or obey robots.txt (nor read sitemaps)"},
     {"robots-expiry", 0, OPT_SECONDS, "S", F(eng.robots_expiry_s), RANGE(0, DAY_S),
      .section = sec_politeness, .help = "seconds a robots.txt stays valid"},
+    {"robots-memory", 0, OPT_SIZE, "SIZE", F(eng.robots_memory), RANGE(0, 1099511627776.0),
+     .section = sec_politeness,
+     .help = "the most memory hosts' robots.txt rules take (K, M, G suffixes); past it the "
+             "hosts used least recently are dropped and asked again if they come back; "
+             "0: no limit"},
     {"no-sitemaps", 0, OPT_FLAG, NULL, F(eng.sitemaps), .set = false, .section = sec_politeness,
      .help = "do not seed hosts from their robots.txt Sitemap lines"},
     {"max-sitemaps", 0, OPT_COUNT, "N", F(eng.max_sitemaps), RANGE(0, 4611686018427387904.0),

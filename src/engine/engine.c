@@ -227,7 +227,8 @@ static int make_parts(sieve_crawler *c)
     if (rc == SIEVE_OK) {
         double expiry = c->o.robots_expiry_s;
         rc = robots_cache_new(&c->robots, expiry,
-                              expiry < ENGINE_ROBOTS_RETRY_S ? expiry : ENGINE_ROBOTS_RETRY_S);
+                              expiry < ENGINE_ROBOTS_RETRY_S ? expiry : ENGINE_ROBOTS_RETRY_S,
+                              c->o.robots_memory);
     }
     if (rc == SIEVE_OK)
         rc = backoff_new(&c->backoff, c->o.retry_wait_s, c->o.retry_max_wait_s);

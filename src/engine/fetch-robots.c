@@ -95,7 +95,7 @@ static void robots_finish(xfer *x, CURLcode result)
         sitemaps_seed(c, x->url, rules);
     wire_end(x, result, false);
     xfer_release(x);
-    gate_robots_known(x->w, &x->waiting, rules, x->started, temporary);
+    gate_robots_known(x->w, &x->waiting, rules, temporary);
 }
 
 const xfer_kind xfer_robots = {

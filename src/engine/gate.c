@@ -21,13 +21,14 @@
 #include "origin.h"
 #include "via.h"
 
-/* Gives a popped URL back to the frontier, and its max_pages reservation
- * with it: it will be popped, and counted, again. */
 /* The key a URL is known by in the robots cache: nonzero. */
 static uint64_t robots_key(const sieve_url *u)
 {
     return sieve_hash_key(u->url, u->len, SIEVE_HASH_SEED_DEFAULT).lo | 1;
 }
+
+/* Gives a popped URL back to the frontier, and its max_pages reservation
+ * with it: it will be popped, and counted, again. */
 
 static int give_back(sieve_crawler *c, const sieve_url *u)
 {
@@ -60,6 +61,28 @@ static void start_robots(worker *w, const sieve_url *u)
     xfer_start(x, &xfer_robots);
 }
 
+/* The delay the frontier keeps between two requests to a host, given its
+ * robots.txt Crawl-delay (-1: none). */
+static double host_delay(const sieve_crawl_options *o, double crawl_delay)
+{
+    if (o->host_connections == 0) /* no per-host limits asked for */
+        return 0;
+    double d = o->delay_s, cd = crawl_delay;
+    if (cd > o->max_crawl_delay_s)
+        cd = o->max_crawl_delay_s;
+    return cd > d ? cd : d;
+}
+
+/* The frontier forgets a host that has been idle, its delay with it:
+ * each URL of a host that asks for a longer one sets it again (before the
+ * URL starts, so that its next request waits the whole delay). */
+static void keep_delay(sieve_crawler *c, const char *host, size_t len, double crawl_delay)
+{
+    double delay = host_delay(&c->o, crawl_delay);
+    if (delay > c->o.delay_s)
+        sieve_frontier_set_host_delay(c->frontier, host, len, delay);
+}
+
 void gate_admit(worker *w, const sieve_url *u)
 {
     sieve_crawler *c = w->c;
@@ -69,12 +92,13 @@ void gate_admit(worker *w, const sieve_url *u)
     }
     url_parts p = url_split(u->url);
     const char *host = u->url + p.auth_off;
-    const sieve_robots *rules;
-    double fetched_at;
-    switch (robots_cache_lookup(c->robots, host, p.auth_len, clock_now(), robots_key(u), &rules,
-                                &fetched_at)) {
+    bool allowed = false;
+    double crawl_delay = -1;
+    switch (robots_cache_lookup(c->robots, host, p.auth_len, clock_now(), robots_key(u), p.path,
+                                strlen(p.path), &allowed, &crawl_delay)) {
     case ROBOTS_READY:
-        if (sieve_robots_allowed(rules, p.path, strlen(p.path)))
+        keep_delay(c, host, p.auth_len, crawl_delay);
+        if (allowed)
             worker_start(w, u); /* popped at its host's turn: go now */
         else
             refuse_robots(c, u, "disallowed by robots.txt");
@@ -91,30 +115,16 @@ void gate_admit(worker *w, const sieve_url *u)
     }
 }
 
-/* The delay the frontier keeps between two requests to a host. */
-static double host_delay(const sieve_crawl_options *o, const sieve_robots *rules)
-{
-    if (o->host_connections == 0) /* no per-host limits asked for */
-        return 0;
-    double d = o->delay_s, cd = rules != NULL ? sieve_robots_crawl_delay(rules) : -1;
-    if (cd > o->max_crawl_delay_s)
-        cd = o->max_crawl_delay_s;
-    return cd > d ? cd : d;
-}
-
-void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, double fetched_at,
-                       bool temporary)
+void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, bool temporary)
 {
     sieve_crawler *c = w->c;
     url_parts p = url_split(u->url);
     const char *host = u->url + p.auth_off;
-    double delay = host_delay(&c->o, rules);
-    if (delay > c->o.delay_s)
-        sieve_frontier_set_host_delay(c->frontier, host, p.auth_len, delay);
+    keep_delay(c, host, p.auth_len, rules != NULL ? sieve_robots_crawl_delay(rules) : -1);
     /* Judged before the store, which may free the rules (out of memory). */
     bool got = rules != NULL;
     bool allowed = got && sieve_robots_allowed(rules, p.path, strlen(p.path));
-    robots_cache_store(c->robots, host, p.auth_len, rules, fetched_at, clock_now(), temporary,
+    robots_cache_store(c->robots, host, p.auth_len, rules, clock_now(), temporary,
                        allowed ? robots_key(u) : 0);
     if (!got)
         gate_refuse(c, u, "robots.txt: out of memory", SIEVE_OUTCOME_ERROR);

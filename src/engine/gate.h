@@ -14,10 +14,9 @@
 void gate_admit(worker *w, const sieve_url *u);
 
 /* The robots.txt fetch for page u (popped) ended with rules (owned by the
- * gate from here; NULL when out of memory) started at fetched_at;
- * temporary marks a failure, kept only a short while. */
-void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, double fetched_at,
-                       bool temporary);
+ * gate from here; NULL when out of memory); temporary marks a failure,
+ * kept only a short while. */
+void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, bool temporary);
 
 /* Writes the record of a popped URL that is not fetched (why, and the
  * kind of failure that is), and releases it once the record is kept. */

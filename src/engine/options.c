@@ -29,6 +29,7 @@
 #define DEFAULT_USER_AGENT        "sieve/" SIEVE_VERSION " (web crawler)"
 #define DEFAULT_CHECKPOINT_S      10.0
 #define DEFAULT_QUEUE_MEMORY      (UINT64_C(64) << 20)
+#define DEFAULT_ROBOTS_MEMORY     (UINT64_C(32) << 20)
 #define DEFAULT_RETRIES           3
 #define DEFAULT_RETRY_WAIT_S      2.0
 #define DEFAULT_RETRY_MAX_WAIT_S  600.0
@@ -55,6 +56,7 @@ void sieve_crawl_options_init(sieve_crawl_options *o)
         .delay_s = DEFAULT_DELAY_S,
         .max_crawl_delay_s = DEFAULT_MAX_CRAWL_DELAY_S,
         .robots_expiry_s = DEFAULT_ROBOTS_EXPIRY_S,
+        .robots_memory = DEFAULT_ROBOTS_MEMORY,
         .sitemaps = true,
         .max_sitemaps = DEFAULT_MAX_SITEMAPS,
         .scope = SIEVE_SCOPE_HOST,

@@ -7,10 +7,13 @@
  * allowed" of a failing server after retry_s, so a server that was down is
  * asked again.
  *
- * Rules replaced on expiry are kept until the cache is freed, because a
- * worker may still be reading them; a refetch a day per host is a small
- * price for lookups that hold no reference count. Hosts are few, so each
- * has one small allocation. */
+ * Memory is bounded: entries sit on a list in the order they were last
+ * used, and once rules and entries take more than the budget, the least
+ * recently used go (not one being fetched, nor one whose URL waits for
+ * its turn to use it), to be fetched again if their host comes back.
+ * Lookups answer under the lock (allowed or not, and the crawl delay)
+ * rather than lend the rules out, so replaced or dropped rules are freed
+ * at once. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,38 +22,40 @@
 #include "sieve/hash.h"
 #include "sieve/status.h"
 
-#define BUCKETS 4096 /* hosts are few next to URLs: chains stay short */
-
 typedef struct entry {
-    struct entry *next;
-    sieve_robots *rules; /* NULL while being fetched the first time */
+    struct entry *next;          /* in its bucket */
+    struct entry *newer, *older; /* in the order of use */
+    sieve_robots *rules;         /* NULL while being fetched the first time */
     bool fetching;
-    double fetched_at, expires;
+    double expires;
     uint64_t admitted; /* the URL the last fetch was for: admitted once, even expired */
+    size_t bytes;      /* the entry and its rules */
+    uint64_t hash;
     size_t len;
     char host[];
 } entry;
 
-typedef struct retired {
-    struct retired *next;
-    sieve_robots *rules;
-} retired;
-
 struct robots_cache {
     pthread_mutex_t lock;
     double expiry_s, retry_s;
-    entry *bucket[BUCKETS];
-    retired *old;
+    uint64_t budget, bytes, count;
+    entry **bucket;
+    uint64_t mask;
+    entry *newest, *oldest;
 };
 
-int robots_cache_new(robots_cache **out, double expiry_s, double retry_s)
+int robots_cache_new(robots_cache **out, double expiry_s, double retry_s, uint64_t budget)
 {
     robots_cache *c = calloc(1, sizeof *c);
-    if (c == NULL)
+    if (c == NULL || (c->bucket = calloc(1024, sizeof *c->bucket)) == NULL) {
+        free(c);
         return SIEVE_ENOMEM;
+    }
     pthread_mutex_init(&c->lock, NULL);
+    c->mask = 1023;
     c->expiry_s = expiry_s;
     c->retry_s = retry_s;
+    c->budget = budget;
     *out = c;
     return SIEVE_OK;
 }
@@ -59,41 +64,94 @@ void robots_cache_free(robots_cache *c)
 {
     if (c == NULL)
         return;
-    for (size_t b = 0; b < BUCKETS; b++) {
-        for (entry *e = c->bucket[b], *next; e != NULL; e = next) {
-            next = e->next;
-            sieve_robots_free(e->rules);
-            free(e);
-        }
-    }
-    for (retired *r = c->old, *next; r != NULL; r = next) {
-        next = r->next;
-        sieve_robots_free(r->rules);
-        free(r);
+    for (entry *e = c->newest, *next; e != NULL; e = next) {
+        next = e->older;
+        sieve_robots_free(e->rules);
+        free(e);
     }
     pthread_mutex_destroy(&c->lock);
+    free(c->bucket);
     free(c);
 }
 
-static entry **slot_of(robots_cache *c, const char *host, size_t len)
+static uint64_t hash_of(const char *host, size_t len)
 {
-    return &c->bucket[sieve_hash_key(host, len, SIEVE_HASH_SEED_DEFAULT).lo % BUCKETS];
+    return sieve_hash_key(host, len, SIEVE_HASH_SEED_DEFAULT).lo;
 }
 
-static entry *find(robots_cache *c, const char *host, size_t len)
+static entry *find(robots_cache *c, const char *host, size_t len, uint64_t hash)
 {
-    for (entry *e = *slot_of(c, host, len); e != NULL; e = e->next)
-        if (e->len == len && memcmp(e->host, host, len) == 0)
+    for (entry *e = c->bucket[hash & c->mask]; e != NULL; e = e->next)
+        if (e->hash == hash && e->len == len && memcmp(e->host, host, len) == 0)
             return e;
     return NULL;
 }
 
+static void unlink_use(robots_cache *c, entry *e)
+{
+    *(e->newer != NULL ? &e->newer->older : &c->newest) = e->older;
+    *(e->older != NULL ? &e->older->newer : &c->oldest) = e->newer;
+}
+
+static void link_newest(robots_cache *c, entry *e)
+{
+    e->newer = NULL;
+    e->older = c->newest;
+    *(c->newest != NULL ? &c->newest->newer : &c->oldest) = e;
+    c->newest = e;
+}
+
+/* Buckets double with the entries, so chains stay short however many
+ * hosts the budget holds. A failed growth keeps the old, longer chains. */
+static void grow_buckets(robots_cache *c)
+{
+    uint64_t size = (c->mask + 1) * 2;
+    entry **b = calloc(size, sizeof *b);
+    if (b == NULL)
+        return;
+    for (entry *e = c->newest; e != NULL; e = e->older) {
+        e->next = b[e->hash & (size - 1)];
+        b[e->hash & (size - 1)] = e;
+    }
+    free(c->bucket);
+    c->bucket = b;
+    c->mask = size - 1;
+}
+
+static void drop(robots_cache *c, entry *e)
+{
+    entry **p = &c->bucket[e->hash & c->mask];
+    while (*p != e)
+        p = &(*p)->next;
+    *p = e->next;
+    unlink_use(c, e);
+    c->bytes -= e->bytes;
+    c->count--;
+    sieve_robots_free(e->rules);
+    free(e);
+}
+
+/* Drops the least recently used entries that nothing waits on until the
+ * cache fits its budget. */
+static void shrink(robots_cache *c)
+{
+    entry *e = c->oldest;
+    while (c->budget > 0 && c->bytes > c->budget && e != NULL) {
+        entry *newer = e->newer;
+        if (!e->fetching && e->admitted == 0)
+            drop(c, e);
+        e = newer;
+    }
+}
+
 robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, double now,
-                                 uint64_t url_key, const sieve_robots **rules, double *fetched_at)
+                                 uint64_t url_key, const char *path, size_t path_len, bool *allowed,
+                                 double *crawl_delay)
 {
     robots_state st;
+    uint64_t hash = hash_of(host, len);
     pthread_mutex_lock(&c->lock);
-    entry *e = find(c, host, len);
+    entry *e = find(c, host, len, hash);
     if (e == NULL) {
         e = calloc(1, sizeof *e + len);
         if (e == NULL) {
@@ -102,18 +160,26 @@ robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, 
             pthread_mutex_unlock(&c->lock);
             return ROBOTS_FETCH;
         }
+        if (c->count + 1 > c->mask + 1)
+            grow_buckets(c);
         e->len = len;
+        e->hash = hash;
+        e->bytes = sizeof *e + len;
         memcpy(e->host, host, len);
-        entry **slot = slot_of(c, host, len);
-        e->next = *slot;
-        *slot = e;
+        e->next = c->bucket[hash & c->mask];
+        c->bucket[hash & c->mask] = e;
+        c->bytes += e->bytes;
+        c->count++;
+    } else {
+        unlink_use(c, e);
     }
+    link_newest(c, e);
     bool admitted = url_key != 0 && url_key == e->admitted;
     if (e->rules != NULL && (now < e->expires || admitted)) {
         if (admitted)
             e->admitted = 0;
-        *rules = e->rules;
-        *fetched_at = e->fetched_at;
+        *allowed = sieve_robots_allowed(e->rules, path, path_len);
+        *crawl_delay = sieve_robots_crawl_delay(e->rules);
         st = ROBOTS_READY;
     } else if (e->fetching) {
         st = ROBOTS_WAIT;
@@ -121,38 +187,46 @@ robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, 
         e->fetching = true;
         st = ROBOTS_FETCH;
     }
+    shrink(c);
     pthread_mutex_unlock(&c->lock);
     return st;
 }
 
 void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_robots *rules,
-                        double fetched_at, double now, bool temporary, uint64_t admitted)
+                        double now, bool temporary, uint64_t admitted)
 {
     pthread_mutex_lock(&c->lock);
-    entry *e = find(c, host, len);
+    entry *e = find(c, host, len, hash_of(host, len));
     if (e == NULL) {
         pthread_mutex_unlock(&c->lock);
         sieve_robots_free(rules);
         return;
     }
-    if (e->rules != NULL) {
-        retired *r = malloc(sizeof *r);
-        if (r != NULL) {
-            *r = (retired){.next = c->old, .rules = e->rules};
-            c->old = r;
-        } else {
-            /* No room to retire the old rules: keep them a while longer. */
-            sieve_robots_free(rules);
-            rules = NULL;
-            temporary = true;
-        }
-    }
     if (rules != NULL) {
+        sieve_robots_stats st;
+        sieve_robots_stats_get(rules, &st);
+        if (e->rules != NULL) {
+            sieve_robots_stats old;
+            sieve_robots_stats_get(e->rules, &old);
+            e->bytes -= old.memory;
+            c->bytes -= old.memory;
+            sieve_robots_free(e->rules);
+        }
         e->rules = rules;
-        e->fetched_at = fetched_at;
+        e->bytes += st.memory;
+        c->bytes += st.memory;
     }
     e->fetching = false;
     e->admitted = admitted;
     e->expires = now + (temporary ? c->retry_s : c->expiry_s);
+    shrink(c);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void robots_cache_stats(robots_cache *c, uint64_t *hosts, uint64_t *bytes)
+{
+    pthread_mutex_lock(&c->lock);
+    *hosts = c->count;
+    *bytes = c->bytes;
     pthread_mutex_unlock(&c->lock);
 }

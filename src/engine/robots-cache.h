@@ -18,24 +18,31 @@ typedef enum robots_state {
 } robots_state;
 
 /* expiry_s: how long rules stay valid; retry_s: how long the "disallow
- * everything" of an unreachable or failing server lasts. */
-int robots_cache_new(robots_cache **out, double expiry_s, double retry_s);
+ * everything" of an unreachable or failing server lasts; budget: the most
+ * bytes of entries and rules kept (0: no limit), past which the hosts
+ * used least recently are dropped and asked again when they come back. */
+int robots_cache_new(robots_cache **out, double expiry_s, double retry_s, uint64_t budget);
 void robots_cache_free(robots_cache *c);
 
 /* Looks up a host (its authority) for the URL whose key is url_key (see
- * robots_cache_store()). ROBOTS_READY sets *rules (valid until the cache
- * is freed) and *fetched_at, when its robots.txt request started.
- * Thread-safe. */
+ * robots_cache_store()) and whose path and query are path (path_len
+ * bytes). ROBOTS_READY sets *allowed, whether the rules allow the path,
+ * and *crawl_delay, the rules' Crawl-delay (-1 when none). Thread-safe. */
 robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, double now,
-                                 uint64_t url_key, const sieve_robots **rules, double *fetched_at);
+                                 uint64_t url_key, const char *path, size_t path_len, bool *allowed,
+                                 double *crawl_delay);
 
-/* Stores the outcome of a fetch claimed with ROBOTS_FETCH, taking rules.
- * temporary marks the outcome of a failure, kept for retry_s only.
- * admitted (nonzero) is the key of the URL the fetch was made for, which
- * waits for its host's turn: its next lookup gets these rules even if
- * they have expired by then, so that an expiry shorter than the host's
- * delay cannot send it round fetching robots.txt for ever. */
+/* Stores the outcome of a fetch claimed with ROBOTS_FETCH, taking rules
+ * (NULL keeps what the host had). temporary marks the outcome of a
+ * failure, kept for retry_s only. admitted (nonzero) is the key of the URL
+ * the fetch was made for, which waits for its host's turn: its next lookup
+ * gets these rules even if they have expired by then, so that an expiry
+ * shorter than the host's delay cannot send it round fetching robots.txt
+ * for ever; until that lookup the host is not dropped either. */
 void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_robots *rules,
-                        double fetched_at, double now, bool temporary, uint64_t admitted);
+                        double now, bool temporary, uint64_t admitted);
+
+/* Hosts held, and the bytes they take with their rules. */
+void robots_cache_stats(robots_cache *c, uint64_t *hosts, uint64_t *bytes);
 
 #endif

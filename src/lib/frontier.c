@@ -789,6 +789,7 @@ static void release_due_locked(sieve_frontier *f, double now)
         if (hosts_return(f->hosts, first->host, first->url, first->len, first->tag) != SIEVE_OK)
             return;
         later_url u = later_take(&f->later);
+        hosts_wait_later(f->hosts, u.host, false);
         if (f->budget > 0)
             f->ram_bytes += u.len + SIEVE_QUEUE_ENTRY_COST;
         free(u.url);
@@ -966,6 +967,8 @@ static int put_back(sieve_frontier *f, const sieve_url *u, double pause_s, bool 
         rc = SIEVE_ENOMEM;
     } else if (off_host) {
         rc = later_add(&f->later, now_s() + pause_s, x->host, e, entry_len(u), u->depth);
+        if (rc == SIEVE_OK)
+            rc = hosts_wait_later(f->hosts, x->host, true);
         if (rc == SIEVE_OK && (rc = hosts_done(f->hosts, x->host)) >= 0)
             rc = SIEVE_OK;
     } else {

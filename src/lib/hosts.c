@@ -13,9 +13,17 @@
  *
  * Hosts are found by a hash table (open addressing over host ids, hashed
  * with the frontier's XXH3). A host is a small record and its name one
- * allocation: hosts are few next to URLs. Per-host FIFOs start with a
- * 256-byte chunk (fifo.c), so a host with a handful of URLs costs a few
- * hundred bytes. */
+ * allocation. Per-host FIFOs start with a 256-byte chunk (fifo.c), so a
+ * host with a handful of URLs costs a few hundred bytes.
+ *
+ * Idle hosts are forgotten, so that memory follows the hosts with work,
+ * not every host a long crawl has ever seen. A host is idle when nothing
+ * of it is queued, in flight or waiting for a retry, it is not held, and
+ * its next start has passed: it then holds nothing that pop() needs, and
+ * a push that names it again starts it afresh (its delay back to the
+ * policy's; whoever set another sets it again). Each pop() looks at the
+ * next few slots of the host array, round and round, and frees the idle
+ * ones; their ids go to a free list for the next new host. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -34,9 +42,11 @@ typedef struct host_state {
     sieve_fifo *returned; /* URLs given back unfetched: served first */
     bool held;            /* given no URL until released */
     unsigned in_flight;
-    double next_start; /* earliest start of its next request */
-    double delay;      /* between two request starts */
-    int64_t heap_pos;  /* index in the heap, -1 when not in it */
+    uint32_t later;     /* URLs waiting for a retry off the host: keep it */
+    uint32_t next_free; /* free slots: the next free id + 1, 0 = none */
+    double next_start;  /* earliest start of its next request */
+    double delay;       /* between two request starts */
+    int64_t heap_pos;   /* index in the heap, -1 when not in it */
 } host_state;
 
 struct sieve_hosts {
@@ -47,6 +57,9 @@ struct sieve_hosts {
     uint64_t table_mask;
     uint32_t *heap; /* ids of the ready hosts; room for every host */
     uint32_t nready;
+    uint32_t nlive;    /* hosts known; nhosts counts slots, free ones too */
+    uint32_t free_ids; /* first free slot's id + 1, 0 = none */
+    uint32_t sweep_at; /* the next slot the idle sweep looks at */
     uint64_t queued;
     uint64_t name_bytes;
 };
@@ -184,6 +197,8 @@ static int grow_table(sieve_hosts *h)
     if (t == NULL)
         return SIEVE_ENOMEM;
     for (uint32_t id = 0; id < h->nhosts; id++) {
+        if (h->host[id].name == NULL)
+            continue;
         uint64_t i = h->host[id].hash & (size - 1);
         while (t[i] != 0)
             i = (i + 1) & (size - 1);
@@ -195,15 +210,33 @@ static int grow_table(sieve_hosts *h)
     return SIEVE_OK;
 }
 
+/* Takes a host out of the table by shifting back the entries after it
+ * that probed past its slot, so lookups need no tombstones. */
+static void table_remove(sieve_hosts *h, uint32_t id)
+{
+    uint64_t mask = h->table_mask, i = h->host[id].hash & mask;
+    while (h->table[i] != id + 1)
+        i = (i + 1) & mask;
+    for (uint64_t j = (i + 1) & mask; h->table[j] != 0; j = (j + 1) & mask) {
+        uint64_t home = h->host[h->table[j] - 1].hash & mask;
+        /* j's entry may move to i unless its home lies in (i, j]. */
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            h->table[i] = h->table[j];
+            i = j;
+        }
+    }
+    h->table[i] = 0;
+}
+
 /* Room for one more host in the arrays, grown before anything is linked so
  * that a failure changes nothing. */
 static int reserve_host(sieve_hosts *h)
 {
-    if (h->nhosts == UINT32_MAX - 1)
+    if (h->nlive == UINT32_MAX - 1)
         return SIEVE_EOVERFLOW;
-    if ((uint64_t)(h->nhosts + 1) * 4 > (h->table_mask + 1) * 3 && grow_table(h) != SIEVE_OK)
+    if ((uint64_t)(h->nlive + 1) * 4 > (h->table_mask + 1) * 3 && grow_table(h) != SIEVE_OK)
         return SIEVE_ENOMEM;
-    if (h->nhosts < h->cap_hosts)
+    if (h->free_ids != 0 || h->nhosts < h->cap_hosts)
         return SIEVE_OK;
     uint32_t cap = h->cap_hosts ? h->cap_hosts * 2 : 16;
     host_state *hs = realloc(h->host, cap * sizeof *hs);
@@ -242,8 +275,15 @@ static int64_t lookup(sieve_hosts *h, const char *name, size_t len, int create)
     }
     memcpy(x.name, name, len);
     x.name[len] = '\0';
-    uint32_t id = h->nhosts++;
+    uint32_t id = h->nhosts;
+    if (h->free_ids != 0) {
+        id = h->free_ids - 1;
+        h->free_ids = h->host[id].next_free;
+    } else {
+        h->nhosts++;
+    }
     h->host[id] = x;
+    h->nlive++;
     h->name_bytes += len + 1;
     /* The table may have grown: find the free slot again. */
     i = hash & h->table_mask;
@@ -251,6 +291,39 @@ static int64_t lookup(sieve_hosts *h, const char *name, size_t len, int create)
         i = (i + 1) & h->table_mask;
     h->table[i] = id + 1;
     return id;
+}
+
+static bool idle(const host_state *x, double now)
+{
+    return x->name != NULL && !x->held && x->in_flight == 0 && x->later == 0 &&
+           sieve_fifo_length(x->queue) == 0 && sieve_fifo_length(x->returned) == 0 &&
+           x->next_start <= now;
+}
+
+static void forget(sieve_hosts *h, uint32_t id)
+{
+    host_state *x = &h->host[id];
+    table_remove(h, id);
+    free(x->name);
+    sieve_fifo_free(x->queue);
+    sieve_fifo_free(x->returned);
+    h->name_bytes -= x->name_len + 1;
+    *x = (host_state){.heap_pos = -1, .next_free = h->free_ids};
+    h->free_ids = id + 1;
+    h->nlive--;
+}
+
+/* Looks at the next n slots and forgets the idle hosts among them. With a
+ * few slots a pop, and at least one pop for each host that ever had a
+ * URL, idle hosts are found before they can outnumber the busy ones. */
+static void sweep(sieve_hosts *h, double now, unsigned n)
+{
+    for (; n > 0 && h->nhosts > 0; n--) {
+        uint32_t id = h->sweep_at % h->nhosts;
+        h->sweep_at = id + 1;
+        if (idle(&h->host[id], now))
+            forget(h, id);
+    }
 }
 
 /* ---- the scheduler ---- */
@@ -278,6 +351,7 @@ int hosts_push(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uin
 int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, uint32_t *tag,
               uint32_t *host_id, double *next_ready)
 {
+    sweep(h, now, 4);
     if (h->nready == 0) {
         *next_ready = INFINITY;
         return SIEVE_EAGAIN;
@@ -313,7 +387,7 @@ int hosts_done(sieve_hosts *h, uint32_t host_id)
 
 int hosts_return(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag)
 {
-    if (host_id >= h->nhosts)
+    if (host_id >= h->nhosts || h->host[host_id].name == NULL)
         return SIEVE_ESTATE;
     host_state *x = &h->host[host_id];
     if (x->returned == NULL && sieve_fifo_new(&x->returned) != SIEVE_OK)
@@ -412,9 +486,18 @@ uint64_t hosts_queued(const sieve_hosts *h)
     return h->queued;
 }
 
+int hosts_wait_later(sieve_hosts *h, uint32_t host_id, bool waiting)
+{
+    if (host_id >= h->nhosts || h->host[host_id].name == NULL ||
+        (!waiting && h->host[host_id].later == 0))
+        return SIEVE_ESTATE;
+    h->host[host_id].later += waiting ? 1 : -1;
+    return SIEVE_OK;
+}
+
 uint64_t hosts_count(const sieve_hosts *h)
 {
-    return h->nhosts;
+    return h->nlive;
 }
 
 uint64_t hosts_bytes(const sieve_hosts *h)

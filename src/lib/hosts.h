@@ -32,7 +32,9 @@ int hosts_push(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uin
  * *host_id.
  * Otherwise SIEVE_EAGAIN and *next_ready: when the earliest host becomes
  * ready (+inf when every host with URLs is at its connection limit).
- * SIEVE_ERANGE if cap is too small (nothing taken). */
+ * SIEVE_ERANGE if cap is too small (nothing taken). Each call first
+ * forgets a few idle hosts (hosts.c): a host id stays valid while the
+ * host has a URL in flight or waiting for a retry. */
 int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, uint32_t *tag,
               uint32_t *host_id, double *next_ready);
 
@@ -50,6 +52,11 @@ int hosts_return(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len
  * before the host's delay, or pause_s if longer, has passed from now. */
 int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag,
                   double now, double pause_s);
+
+/* Counts a URL of host_id into (waiting) or out of the retry heap: while
+ * any waits there the host is not forgotten, so its id stays valid.
+ * SIEVE_ESTATE for an unknown host, or a count that would go below 0. */
+int hosts_wait_later(sieve_hosts *h, uint32_t host_id, bool waiting);
 
 /* Holds a host (it is given no URL) or releases it. Creates the host if
  * needed. */
@@ -71,6 +78,7 @@ int hosts_set_delay(sieve_hosts *h, const char *host, size_t len, double delay);
 int hosts_foreach(const sieve_hosts *h, sieve_fifo_visit_fn fn, void *ud);
 
 uint64_t hosts_queued(const sieve_hosts *h);
+/* Hosts known now: idle ones are forgotten (hosts.c). */
 uint64_t hosts_count(const sieve_hosts *h);
 uint64_t hosts_bytes(const sieve_hosts *h);
 

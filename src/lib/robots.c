@@ -456,7 +456,8 @@ static sieve_robots *build(const struct parser *p, const struct rulelist *l)
                         .n_rules = l->n,
                         .sitemaps = maps,
                         .n_sitemaps = p->n_maps,
-                        .crawl_delay = l->delay};
+                        .crawl_delay = l->delay,
+                        .stats.memory = text_off + text};
     return r;
 }
 
@@ -481,7 +482,8 @@ int sieve_robots_parse(sieve_robots **out, const void *body, size_t len, const c
     const struct rulelist *l = p.any_us ? &p.us : &p.star;
     sieve_robots *r = p.nomem ? NULL : build(&p, l);
     if (r) {
-        r->stats = (sieve_robots_stats){.bytes = n,
+        r->stats = (sieve_robots_stats){.memory = r->stats.memory,
+                                        .bytes = n,
                                         .truncated = n < len,
                                         .groups = p.groups,
                                         .matched_product = p.any_us,
@@ -510,6 +512,7 @@ static int make_fixed(sieve_robots **out, enum robots_mode mode)
         return SIEVE_ENOMEM;
     r->mode = mode;
     r->crawl_delay = -1;
+    r->stats.memory = sizeof *r;
     *out = r;
     return SIEVE_OK;
 }
