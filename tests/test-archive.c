@@ -58,14 +58,19 @@ static tmp_name tmp_path(const char *name)
     return p;
 }
 
-/* sieve-web with its hostile pages and sitemaps, and the extra options. */
-static void start_web_with(const char *const *more)
+static void make_tmpdir(void)
 {
     sieve_bin = getenv("SIEVE_BIN");
     ck_assert_msg(getenv("SIEVE_WEB") && sieve_bin,
                   "SIEVE_WEB and SIEVE_BIN must name the programs");
     strcpy(tmpdir, "/tmp/sieve-archive-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+/* sieve-web with its hostile pages and sitemaps, and the extra options. */
+static void start_web_with(const char *const *more)
+{
+    make_tmpdir();
     const char *extra[16] = {"--pages", "150", "--sitemap", "--drip-ms", "20"};
     size_t n = 5;
     for (; more != NULL && *more != NULL; more++)
@@ -397,8 +402,9 @@ static void files_free(char **files, size_t n)
     free(files);
 }
 
-/* Judges the archive's files against the records, the index and the web. */
-static verdict judge(char **files, size_t n, const char *cdxj_given)
+/* Judges the archive's files against the records and the index, read
+ * into set (the caller frees it). */
+static verdict judge_files(char **files, size_t n, const char *cdxj_given, warc_set *set)
 {
     verdict v = {0};
     tmp_name rec = tmp_path("records.jsonl"), index = tmp_path("");
@@ -407,18 +413,17 @@ static verdict judge(char **files, size_t n, const char *cdxj_given)
     warcio_agrees(cdxj, files, n);
     harness_check_records((const char *const *)&records_path, 1);
 
-    warc_set set = {0};
     for (size_t i = 0; i < n; i++) {
-        size_t before = set.n;
-        read_warc(files[i], &set);
-        ck_assert_msg(set.n > before && strcmp(set.r[before].type, "warcinfo") == 0,
+        size_t before = set->n;
+        read_warc(files[i], set);
+        ck_assert_msg(set->n > before && strcmp(set->r[before].type, "warcinfo") == 0,
                       "%s does not start with a warcinfo record", files[i]);
         if (i == 0)
-            ck_assert_msg(strstr(set.r[before].block, "\r\ncommand: sieve crawl ") != NULL,
-                          "warcinfo without the command line: %s", set.r[before].block);
+            ck_assert_msg(strstr(set->r[before].block, "\r\ncommand: sieve crawl ") != NULL,
+                          "warcinfo without the command line: %s", set->r[before].block);
     }
-    for (size_t i = 0; i < set.n; i++)
-        v.responses += strcmp(set.r[i].type, "response") == 0;
+    for (size_t i = 0; i < set->n; i++)
+        v.responses += strcmp(set->r[i].type, "response") == 0;
 
     /* each JSON record: its response where it says, the same digest and
      * bytes, and truncated where the record says the body was cut */
@@ -439,7 +444,7 @@ static verdict judge(char **files, size_t n, const char *cdxj_given)
             continue;
         }
         v.archived++;
-        const wrec *r = record_at(&set, file, strtoull(offset, NULL, 10));
+        const wrec *r = record_at(set, file, strtoull(offset, NULL, 10));
         ck_assert_msg(r != NULL, "no record at %s:%s for %s", file, offset, line);
         ck_assert_str_eq(r->type, "response");
         ck_assert_str_eq(r->uri, url);
@@ -469,13 +474,21 @@ static verdict judge(char **files, size_t n, const char *cdxj_given)
         json_field(line, "url", url, sizeof url);
         json_field(line, "filename", file, sizeof file);
         json_field(line, "offset", offset, sizeof offset);
-        const wrec *r = record_at(&set, file, strtoull(offset, NULL, 10));
+        const wrec *r = record_at(set, file, strtoull(offset, NULL, 10));
         ck_assert_msg(r != NULL && strcmp(r->type, "response") == 0 && strcmp(r->uri, url) == 0,
                       "CDXJ line names no response of %s there: %s", url, line);
     }
     free(text);
 
-    /* what came whole is what the server sends, byte for byte */
+    return v;
+}
+
+/* Judges the archive's files against the records, the index and the web:
+ * what came whole is what the server sends now, byte for byte. */
+static verdict judge(char **files, size_t n, const char *cdxj)
+{
+    warc_set set = {0};
+    verdict v = judge_files(files, n, cdxj, &set);
     CURL *h = curl_easy_init();
     for (size_t i = 0; i < set.n; i++) {
         const wrec *r = &set.r[i];
