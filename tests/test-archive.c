@@ -10,11 +10,19 @@
  * line's record at its offset; and every response that came whole must
  * hold, byte for byte, what an independent libcurl GET of its URL gets
  * from the server (content coding kept on both sides: gzip stays gzip).
- * ajv checks every JSON record against docs/record.schema.json. */
+ * ajv checks every JSON record against docs/record.schema.json.
+ *
+ * Retried attempts have no record of their own but are archived all the
+ * same; sieve-web never fails on purpose, so those tests crawl a server
+ * in this process (libmicrohttpd) whose answers they know one by one. */
+#include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -117,7 +125,7 @@ static pid_t crawl_start(const char *const *extra)
     char *argv[64] = {(char *)sieve_bin, "crawl", "--quiet", "-o", path_in_tmp("records.jsonl"),
                       "--timeout", "20", "--low-speed", "1000,2", "--delay", "0",
                       "--host-connections", "16", "--max-page-bytes", "100K",
-                      /* one response per record; test-retries has the retried ones */
+                      /* one response per record, but where a test asks for retries */
                       "--retries", "0"};
     int n = 17;
     for (; extra != NULL && *extra != NULL; extra++)
@@ -791,6 +799,234 @@ START_TEST(archive_options_are_checked)
 }
 END_TEST
 
+/* ---- retried attempts, against a server in this process ---- */
+
+/* Each answer the server gave, in order: what the archived responses of
+ * a URL must be, attempt by attempt. */
+enum { MAX_SERVED = 32 };
+
+typedef struct served {
+    char path[32];
+    unsigned status;
+    char type[16], body[128];
+} served;
+
+static pthread_mutex_t served_lock = PTHREAD_MUTEX_INITIALIZER;
+static served answers[MAX_SERVED];
+static size_t nanswers;
+static struct MHD_Daemon *flaky_server;
+
+/* What the server answers to path on its attempt k (from 0): /flaky is
+ * busy twice, then fine; /down is always broken. Each failure names its
+ * attempt, so that no attempt's response can pass for another's. */
+static served answer_to(const char *path, size_t k)
+{
+    served s = {.status = 200, .type = "text/html"};
+    snprintf(s.path, sizeof s.path, "%s", path);
+    if (strcmp(path, "/robots.txt") == 0) {
+        snprintf(s.type, sizeof s.type, "text/plain");
+        snprintf(s.body, sizeof s.body, "User-agent: *\nAllow: /\n");
+    } else if (strcmp(path, "/") == 0) {
+        snprintf(s.body, sizeof s.body, "<a href=\"/flaky\">f</a> <a href=\"/down\">d</a>");
+    } else if (strcmp(path, "/flaky") == 0 && k < 2) {
+        s.status = 503;
+        snprintf(s.body, sizeof s.body, "busy, attempt %zu", k + 1);
+    } else if (strcmp(path, "/flaky") == 0) {
+        snprintf(s.body, sizeof s.body, "<html><body>fine on attempt %zu</body></html>", k + 1);
+    } else if (strcmp(path, "/down") == 0) {
+        s.status = 500;
+        snprintf(s.body, sizeof s.body, "broken, attempt %zu", k + 1);
+    } else {
+        s.status = 404;
+        snprintf(s.body, sizeof s.body, "no such page");
+    }
+    return s;
+}
+
+static enum MHD_Result serve_flaky(void *cls, struct MHD_Connection *c, const char *path,
+                                   const char *method, const char *version, const char *upload,
+                                   size_t *upload_size, void **state)
+{
+    (void)cls, (void)method, (void)version, (void)upload, (void)upload_size, (void)state;
+    pthread_mutex_lock(&served_lock);
+    size_t k = 0;
+    for (size_t i = 0; i < nanswers && i < MAX_SERVED; i++)
+        k += strcmp(answers[i].path, path) == 0;
+    served s = answer_to(path, k);
+    if (nanswers < MAX_SERVED)
+        answers[nanswers] = s;
+    nanswers++; /* past MAX_SERVED: counted, for the test to fail on */
+    pthread_mutex_unlock(&served_lock);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(s.body), s.body, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", s.type);
+    enum MHD_Result rc = MHD_queue_response(c, s.status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static void start_flaky_server(void)
+{
+    make_tmpdir();
+    web_pid = 0;
+    nanswers = 0;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    flaky_server =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                             MHD_USE_AUTO | MHD_USE_ERROR_LOG,
+                         0, NULL, NULL, serve_flaky, NULL, MHD_OPTION_SOCK_ADDR,
+                         (struct sockaddr *)&sa, MHD_OPTION_END);
+    ck_assert_ptr_nonnull(flaky_server);
+    port = MHD_get_daemon_info(flaky_server, MHD_DAEMON_INFO_BIND_PORT)->port;
+    snprintf(base, sizeof base, "http://127.0.0.1:%u/", port);
+}
+
+static void stop_flaky_server(void)
+{
+    MHD_stop_daemon(flaky_server);
+    stop_web();
+}
+
+static unsigned http_status(const wrec *r)
+{
+    unsigned status = 0;
+    ck_assert_msg(sscanf(r->block, "HTTP/1.1 %u ", &status) == 1, "%s: no status line in %.80s",
+                  r->uri, r->block);
+    return status;
+}
+
+/* The archive's responses of path, with the requests they pair with, are
+ * the server's answers to it, one for one and in order; so are the lines
+ * of path in the index, which warcio made too. Returns the last one. */
+static const wrec *attempts_as_served(const warc_set *set, const char *cdxj, const char *path)
+{
+    char url[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u%s", port, path);
+    const served *want[MAX_SERVED];
+    size_t k = 0;
+    for (size_t i = 0; i < nanswers && i < MAX_SERVED; i++)
+        if (strcmp(answers[i].path, path) == 0)
+            want[k++] = &answers[i];
+    ck_assert_msg(k > 0, "%s was never asked for", path);
+
+    const wrec *got[MAX_SERVED];
+    size_t n = 0, requests = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const wrec *r = &set->r[i];
+        if (strcmp(r->uri, url) != 0)
+            continue;
+        requests += strcmp(r->type, "request") == 0;
+        if (strcmp(r->type, "response") != 0)
+            continue;
+        ck_assert_msg(n < k, "%s: more responses archived than the %zu served", path, k);
+        const wrec *q = i > 0 ? &set->r[i - 1] : NULL;
+        ck_assert_msg(q != NULL && strcmp(q->type, "request") == 0 && strcmp(q->uri, url) == 0 &&
+                          strcmp(q->to, r->id) == 0 && strcmp(r->to, q->id) == 0,
+                      "%s: response %zu is not paired with the request before it", path, n + 1);
+        char line[64];
+        snprintf(line, sizeof line, "GET %s HTTP/1.1\r\n", path);
+        ck_assert_msg(strncmp(q->block, line, strlen(line)) == 0, "%s: request %.80s", path,
+                      q->block);
+        ck_assert_msg(http_status(r) == want[n]->status, "%s: attempt %zu archived as %u, sent %u",
+                      path, n + 1, http_status(r), want[n]->status);
+        size_t len = r->block_len - r->head_len;
+        ck_assert_msg(len == strlen(want[n]->body) &&
+                          memcmp(r->block + r->head_len, want[n]->body, len) == 0,
+                      "%s: attempt %zu archived '%.*s', sent '%s'", path, n + 1, (int)len,
+                      r->block + r->head_len, want[n]->body);
+        got[n++] = r;
+    }
+    ck_assert_msg(n == k, "%s: %zu of its %zu attempts archived", path, n, k);
+    ck_assert_uint_eq(requests, k);
+
+    /* the index lists them as the server sent them too; in offset order,
+     * the order they were written in */
+    uint64_t offsets[MAX_SERVED];
+    unsigned statuses[MAX_SERVED];
+    size_t m = 0;
+    char *text = harness_slurp(cdxj);
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        char u[2100], offset[32], status[8];
+        json_field(line, "url", u, sizeof u);
+        if (strcmp(u, url) != 0)
+            continue;
+        json_field(line, "offset", offset, sizeof offset);
+        json_field(line, "status", status, sizeof status);
+        ck_assert_uint_lt(m, k);
+        size_t at = m++;
+        for (; at > 0 && offsets[at - 1] > strtoull(offset, NULL, 10); at--) {
+            offsets[at] = offsets[at - 1];
+            statuses[at] = statuses[at - 1];
+        }
+        offsets[at] = strtoull(offset, NULL, 10);
+        statuses[at] = (unsigned)strtoul(status, NULL, 10);
+    }
+    free(text);
+    ck_assert_msg(m == k, "%s: %zu index lines for %zu attempts", path, m, k);
+    for (size_t i = 0; i < k; i++) {
+        ck_assert_uint_eq(offsets[i], got[i]->offset);
+        ck_assert_uint_eq(statuses[i], want[i]->status);
+    }
+    return got[k - 1];
+}
+
+/* The URL's one JSON record counts every attempt, and points at the last
+ * one's response (whose digest judge_files() found it has). */
+static void record_points_at(const char *path, const wrec *last, unsigned attempts,
+                             const char *outcome)
+{
+    char want[160];
+    snprintf(want, sizeof want, "{\"url\":\"http://127.0.0.1:%u%s\"", port, path);
+    char *records = harness_slurp(path_in_tmp("records.jsonl"));
+    char *line = strstr(records, want);
+    ck_assert_msg(line != NULL, "%s: no record", path);
+    ck_assert_msg(strstr(line + 1, want) == NULL, "%s: a record per attempt", path);
+    *strchrnul(line, '\n') = '\0';
+    char n[16], status[8], out[32], file[128], offset[32];
+    json_field(line, "attempts", n, sizeof n);
+    json_field(line, "status", status, sizeof status);
+    json_field(line, "outcome", out, sizeof out);
+    json_field(line, "warc_file", file, sizeof file);
+    json_field(line, "warc_offset", offset, sizeof offset);
+    ck_assert_uint_eq(strtoul(n, NULL, 10), attempts);
+    ck_assert_uint_eq(strtoul(status, NULL, 10), http_status(last));
+    ck_assert_str_eq(out, outcome);
+    ck_assert_str_eq(file, last->file);
+    ck_assert_uint_eq(strtoull(offset, NULL, 10), last->offset);
+    free(records);
+}
+
+/* A page busy twice (503) and then fine, and one broken (500) on every
+ * attempt: each attempt is in the archive as its own request and
+ * response, linked both ways, holding the status and the bytes the server
+ * sent it; warcio reads them all, finds every digest right and makes the
+ * same index; each URL's one record points at its last attempt. _i = 0
+ * plain, 1 gzip. */
+START_TEST(every_attempt_of_a_retried_url_is_archived)
+{
+    tmp_name warc = tmp_path(_i == 0 ? "retries.warc" : "retries.warc.gz");
+    tmp_name cdxj = tmp_path("retries.cdxj");
+    const char *args[] = {"--warc",       warc.s, "--cdxj",           cdxj.s, "--retries", "2",
+                          "--retry-wait", "0.02", "--retry-max-wait", "0.2",  NULL};
+    crawl_ok(args);
+    ck_assert_uint_le(nanswers, MAX_SERVED);
+
+    char *files[] = {warc.s};
+    warc_set set = {0};
+    verdict v = judge_files(files, 1, cdxj.s, &set);
+    warc_index_agrees(files, 1, cdxj.s);
+    ck_assert_uint_eq(v.records, 3);
+    ck_assert_uint_eq(v.responses, nanswers); /* every answer, and nothing else */
+
+    attempts_as_served(&set, cdxj.s, "/robots.txt");
+    record_points_at("/", attempts_as_served(&set, cdxj.s, "/"), 1, "ok");
+    record_points_at("/flaky", attempts_as_served(&set, cdxj.s, "/flaky"), 3, "ok");
+    record_points_at("/down", attempts_as_served(&set, cdxj.s, "/down"), 3, "http_5xx");
+    warc_set_free(&set);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("archive");
@@ -813,6 +1049,11 @@ static Suite *suite(void)
     tcase_add_loop_test(sig, a_killed_crawl_leaves_every_complete_record, 0, 2);
     tcase_add_loop_test(sig, a_resumed_crawl_goes_on_with_its_archive, 0, 2);
     suite_add_tcase(s, sig);
+    TCase *retries = tcase_create("retries");
+    tcase_set_timeout(retries, 60);
+    tcase_add_checked_fixture(retries, start_flaky_server, stop_flaky_server);
+    tcase_add_loop_test(retries, every_attempt_of_a_retried_url_is_archived, 0, 2);
+    suite_add_tcase(s, retries);
     return s;
 }
 
