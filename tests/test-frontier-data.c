@@ -21,45 +21,17 @@
 #include "sieve/fifo.h"
 #include "sieve/frontier.h"
 #include "sieve/status.h"
+#include "state-fixture.h"
 #include "statedir.h"
 
 enum { N = 3000 };
 
-static char dir[64];
-static char logged[1024];
-
-static void keep_log(void *ctx, sieve_log_level level, const char *msg)
-{
-    (void)ctx, (void)level;
-    snprintf(logged, sizeof logged, "%s", msg);
-}
-
-static void setup(void)
-{
-    strcpy(dir, "/tmp/sieve-fdata-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    logged[0] = '\0';
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/* Per-host scheduling without limits, a Bloom filter (checkpoints are
- * taken of it only) whose rate makes a false positive in N pushes
- * unlikely; the tests count on none. */
+/* A Bloom filter (checkpoints are taken of it only) whose rate makes a
+ * false positive in N pushes unlikely; the tests count on none. */
 static sieve_frontier_config config(bool per_host)
 {
-    sieve_frontier_config cfg;
-    sieve_frontier_config_init(&cfg);
-    cfg.seen.capacity = 100000;
+    sieve_frontier_config cfg = state_config(per_host);
     cfg.seen.fp_rate = 1e-9;
-    cfg.politeness =
-        (sieve_politeness){.enabled = per_host, .max_conns = 1000, .delay_s = 0, .max_delay_s = 30};
-    cfg.logger = (sieve_logger){.fn = keep_log, .level = SIEVE_LOG_WARN};
     return cfg;
 }
 
