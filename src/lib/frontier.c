@@ -412,21 +412,28 @@ static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, const char *
 
 /* Per-host queues: a push may need a new host, so it cannot be reserved;
  * the URL is queued before it is marked, and an append that fails
- * changes nothing. */
+ * changes nothing. A URL bound for the spill needs no host queue, so
+ * there the seen-set's own test-and-set decides, in one probe. */
 static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, const char *e, sieve_hash h,
                               double now, bool to_ram)
 {
-    if (sieve_seen_contains_hashed(f->seen, u->url, u->len, h)) {
+    size_t n = entry_len(u);
+    int rc;
+    if (to_ram) {
+        if (sieve_seen_contains_hashed(f->seen, u->url, u->len, h)) {
+            f->st.seen++;
+            return SIEVE_SEEN;
+        }
+        rc = hosts_push(f->hosts, e, n, n - u->len, u->depth, now);
+        if (rc != SIEVE_OK)
+            return rc;
+        rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
+    } else if ((rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h)) == SIEVE_SEEN) {
         f->st.seen++;
         return SIEVE_SEEN;
     }
-    size_t n = entry_len(u);
-    int rc = to_ram ? hosts_push(f->hosts, e, n, n - u->len, u->depth, now) : SIEVE_OK;
-    if (rc != SIEVE_OK)
-        return rc;
-    rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
     if (rc < 0) {
-        /* Queued but not marked: it may be fetched twice, never lost. */
+        /* Queued or spilled but not marked: it may be fetched twice, never lost. */
         sieve_log(&f->logger, SIEVE_LOG_ERROR, "seen-set: %s; a URL may be fetched twice",
                   sieve_strerror(rc));
     }
