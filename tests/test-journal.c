@@ -136,6 +136,42 @@ static void append_range(journal *j, uint64_t from, uint64_t n, size_t batch, jo
     }
 }
 
+/* Packs records from..from+n-1 with journal_encode(), each payload split
+ * in two at a point that varies, into buf; returns the bytes, and the
+ * offset of each record in off. */
+static size_t pack_range(uint64_t from, size_t n, unsigned char *buf, size_t *off)
+{
+    size_t used = 0;
+    for (size_t k = 0; k < n; k++) {
+        unsigned char payload[128];
+        rec_payload(from + k, payload);
+        size_t len = rec_len(from + k), head = (from + k) % (len + 1);
+        off[k] = used;
+        used += journal_encode(buf + used, rec_type(from + k), payload, head, payload + head,
+                               len - head);
+        ck_assert_uint_eq(used - off[k], JOURNAL_RECORD_SIZE(len));
+    }
+    return used;
+}
+
+/* Appends records from..from+n-1 with journal_append_packed(), batch at a
+ * time, marking a different one of each batch; pos gets the position of
+ * each record marked, the others' entries are left alone. */
+static void append_packed_range(journal *j, uint64_t from, uint64_t n, size_t batch,
+                                journal_pos *pos)
+{
+    static unsigned char buf[64 * JOURNAL_RECORD_SIZE(128)];
+    size_t off[64];
+    ck_assert_uint_le(batch, 64);
+    for (uint64_t i = from; i < from + n;) {
+        size_t k = from + n - i < batch ? (size_t)(from + n - i) : batch;
+        size_t used = pack_range(i, k, buf, off), mark = (size_t)(i / batch % k);
+        ck_assert_int_eq(journal_append_packed(j, buf, used, off[mark], &pos[i - from + mark]),
+                         SIEVE_OK);
+        i += k;
+    }
+}
+
 static bool matches(uint64_t i, uint8_t type, const void *payload, uint32_t len)
 {
     unsigned char want[128];
@@ -367,6 +403,46 @@ START_TEST(round_trip_across_segments)
     append_range(j, 3000, 1, 1, &next);
     ck_assert_int_gt(journal_pos_cmp(next, pos[2999]), 0);
     expect_journal(j, 3001);
+    ck_assert_int_eq(journal_close(j), SIEVE_OK);
+}
+END_TEST
+
+/* Records packed by their writer go out as they are: across segments
+ * within one call, and the position of the one marked is where a reader
+ * finds it. */
+START_TEST(packed_records_round_trip_across_segments)
+{
+    static journal_pos pos[3000];
+    const char *dir = at("packed");
+    journal *j = open_ok(dir, 1024, NULL);
+    append_range(j, 0, 100, 3, NULL);
+    memset(pos, 0, sizeof pos);
+    append_packed_range(j, 100, 2900, 37, pos + 100);
+    uint32_t segs = journal_tail(j).segment;
+    ck_assert_uint_gt(segs, 100);
+    for (uint32_t s = 1; s <= segs; s++)
+        ck_assert_uint_le(file_size(seg_path(dir, s)), 1024);
+    expect_journal(j, 3000);
+    for (uint64_t i = 100; i < 3000; i++) {
+        if (pos[i].segment == 0)
+            continue; /* not marked */
+        journal_reader *r;
+        ck_assert_int_eq(journal_reader_open(j, pos[i], &r), SIEVE_OK);
+        expect_records(r, i, 3000 - i);
+        journal_reader_close(r);
+    }
+    /* A batch larger than a segment is split at record boundaries. */
+    static unsigned char big[40 * JOURNAL_RECORD_SIZE(128)];
+    size_t off[40];
+    size_t used = pack_range(3000, 40, big, off);
+    ck_assert_uint_gt(used, 2 * 1024);
+    ck_assert_int_eq(journal_append_packed(j, big, used, SIZE_MAX, NULL), SIEVE_OK);
+    ck_assert_int_eq(journal_close(j), SIEVE_OK);
+
+    journal_recovery rec;
+    j = open_ok(dir, 1024, &rec);
+    ck_assert(!rec.repaired);
+    expect_journal(j, 3040);
     ck_assert_int_eq(journal_close(j), SIEVE_OK);
 }
 END_TEST
@@ -903,11 +979,12 @@ END_TEST
  * the journal is cut back to a record boundary, raises the limit and goes
  * on (in the same journal, or reopened). Returns 0 or the failed step;
  * writes the number of records appended to fd. */
-static int fsize_child(const char *dir, rlim_t limit, bool reopen, int fd)
+static int fsize_child(const char *dir, rlim_t limit, bool reopen, bool packed, int fd)
 {
-    static unsigned char bufs[3][128];
+    static unsigned char bufs[3][128], pack[3 * JOURNAL_RECORD_SIZE(128)];
     journal_record recs[3];
     journal_pos pos[3];
+    size_t off[3];
     signal(SIGXFSZ, SIG_IGN);
     journal *j;
     if (journal_open(&j, dir, 4096, NULL, NULL, 0) != SIEVE_OK)
@@ -921,10 +998,22 @@ static int fsize_child(const char *dir, rlim_t limit, bool reopen, int fd)
     uint64_t i = 0;
     int rc = SIEVE_OK;
     while (rc == SIEVE_OK && i < 2000) {
-        size_t written;
-        for (int k = 0; k < 3; k++)
-            recs[k] = make_rec(i + (uint64_t)k, bufs[k]);
-        rc = journal_append_batch(j, recs, 3, pos, &written);
+        size_t written = 0;
+        if (packed) {
+            /* what went out, read back from where the batch began */
+            journal_pos before = journal_tail(j);
+            rc = journal_append_packed(j, pack, pack_range(i, 3, pack, off), SIZE_MAX, NULL);
+            journal_reader *r;
+            if (journal_reader_open(j, before, &r) != SIEVE_OK)
+                return 11;
+            while (journal_read(r, NULL, NULL, NULL, NULL) == SIEVE_OK)
+                written++;
+            journal_reader_close(r);
+        } else {
+            for (int k = 0; k < 3; k++)
+                recs[k] = make_rec(i + (uint64_t)k, bufs[k]);
+            rc = journal_append_batch(j, recs, 3, pos, &written);
+        }
         i += written;
     }
     if (rc != SIEVE_EIO || errno != EFBIG)
@@ -956,7 +1045,7 @@ static int fsize_child(const char *dir, rlim_t limit, bool reopen, int fd)
     return 0;
 }
 
-static void fsize_case(const char *dir, rlim_t limit, bool reopen)
+static void fsize_case(const char *dir, rlim_t limit, bool reopen, bool packed)
 {
     int pipefd[2];
     ck_assert_int_eq(pipe(pipefd), 0);
@@ -965,14 +1054,14 @@ static void fsize_case(const char *dir, rlim_t limit, bool reopen)
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         close(pipefd[0]);
-        _exit(fsize_child(dir, limit, reopen, pipefd[1]));
+        _exit(fsize_child(dir, limit, reopen, packed, pipefd[1]));
     }
     close(pipefd[1]);
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "limit %ld: child failed at step %d (signal %d)", (long)limit,
-                  WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                  "limit %ld%s: child failed at step %d (signal %d)", (long)limit,
+                  packed ? ", packed" : "", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                   WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     uint64_t n = 0;
     ck_assert_int_eq(read(pipefd[0], &n, sizeof n), sizeof n);
@@ -995,9 +1084,12 @@ START_TEST(a_full_disk_leaves_a_clean_journal)
     ck_assert_uint_gt(end, 4000);
     /* Every limit across the last records and the end record, some far. */
     for (rlim_t limit = (rlim_t)end - 150; limit < end; limit++)
-        fsize_case(dir, limit, limit % 2 == 0);
-    fsize_case(dir, HEADER + 1, true);
-    fsize_case(dir, 1000, false);
+        for (int packed = 0; packed < 2; packed++)
+            fsize_case(dir, limit, limit % 2 == 0, packed);
+    fsize_case(dir, HEADER + 1, true, false);
+    fsize_case(dir, 1000, false, false);
+    fsize_case(dir, HEADER + 1, false, true);
+    fsize_case(dir, 1000, true, true);
 }
 END_TEST
 
@@ -1117,6 +1209,7 @@ int main(void)
         tcase_add_test(tc, bench);
     } else {
         tcase_add_test(tc, round_trip_across_segments);
+        tcase_add_test(tc, packed_records_round_trip_across_segments);
         tcase_add_test(tc, positions_outside_the_journal_are_refused);
         tcase_add_test(tc, bad_arguments_change_nothing);
         tcase_add_test(tc, largest_record_gets_a_segment_of_its_own);

@@ -61,6 +61,7 @@
 #include "journal.h"
 #include "push-record.h"
 #include "seen-internal.h"
+#include "sieve/hashset.h"
 #include "sieve/log.h"
 #include "statedir.h"
 
@@ -79,11 +80,12 @@
 #define STALE_AFTER_S 60
 #define HASH_BYTES    8u
 
-/* Pending records are written once their payloads reach this many bytes,
- * if no done(), sync or read of the spill has written them before. */
+/* Pending records are written once they reach this many bytes, if no
+ * done(), sync or read of the spill has written them before. */
 #define FLUSH_BYTES (64u << 10)
-/* Bytes a record costs in the journal besides its payload. */
-#define RECORD_OVERHEAD 9u
+/* The frontier takes URLs of at most SIEVE_HASHSET_KEY_MAX bytes. */
+_Static_assert(PUSH_HEAD_MAX + ENTRY_MAX(SIEVE_HASHSET_KEY_MAX) <= JOURNAL_PAYLOAD_MAX,
+               "a push record fits a journal record");
 /* The seen-set is copied into a checkpoint this much at a time, each
  * piece under the frontier's lock. */
 #define COPY_PIECE (1u << 20)
@@ -99,16 +101,15 @@ struct fstate {
     journal *j;
     sieve_logger logger;
     char path[512];
-    int failed;         /* a journal write failed: nothing more is journaled */
-    int temporary;      /* the spill of an in-memory frontier: removed at close */
-    unsigned char *buf; /* the payloads of the pending records, packed */
+    int failed;    /* a journal write failed: nothing more is journaled */
+    int temporary; /* the spill of an in-memory frontier: removed at close */
+    /* The records not written yet, in order, encoded as the journal
+     * writes them (journal_encode()), checksums and all, so that they go
+     * out from here as they are */
+    unsigned char *buf;
     size_t used, cap;
-    struct pending_rec *pend; /* records not written yet, in order */
-    journal_record *recs;     /* and the same, as the journal takes them */
-    journal_pos *pos;         /* where they went, to find the spill's first */
-    size_t npend, cap_pend;
-    size_t spill_rec; /* the pending record where the spill begins, or SIZE_MAX */
-    char *prev;       /* the last entry written in this batch: PUSHF's reference */
+    size_t spill_at; /* the offset in buf of the push where the spill begins, or SIZE_MAX */
+    char *prev;      /* the last entry written in this batch: PUSHF's reference */
     size_t prev_len, prev_cap;
     char *entry; /* a URL with data made into its entry (entry.h) */
     size_t entry_cap;
@@ -231,7 +232,7 @@ static int fstate_open_at(fstate **out, const char *dir, const sieve_frontier_co
     if (s == NULL)
         return SIEVE_ENOMEM;
     s->temporary = temporary;
-    s->spill_rec = SIZE_MAX;
+    s->spill_at = SIZE_MAX;
     s->logger = cfg->logger;
     s->max_entry = ENTRY_MAX(cfg->max_url_len);
     s->ckpt_every = cfg->checkpoint_bytes;
@@ -355,9 +356,6 @@ void fstate_close(fstate *s)
     if (s->temporary)
         remove_temporary(s->path);
     free(s->buf);
-    free(s->pend);
-    free(s->recs);
-    free(s->pos);
     free(s->prev);
     free(s->entry);
     chain_free(&s->head_chain);
@@ -567,7 +565,7 @@ static int replay_pass(replay *p, int pass)
         }
         const unsigned char *b = data;
         if (pass == 0)
-            s->appended += len + RECORD_OVERHEAD;
+            s->appended += JOURNAL_RECORD_SIZE(len);
         if (type == REC_DONE && len == HASH_BYTES) {
             if (pass == 0 && (rc = set_add(p->done, le_get(b, HASH_BYTES))) != SIEVE_OK)
                 break;
@@ -850,71 +848,35 @@ static unsigned char *room(fstate *s, size_t n)
     return p;
 }
 
-/* A record waiting in the packing buffer for the next flush. */
-typedef struct pending_rec {
-    uint8_t type;
-    uint32_t len;
-    size_t off; /* its payload in s->buf */
-} pending_rec;
-
-/* Room for one more pending record. */
-static int pend_room(fstate *s)
-{
-    if (s->npend < s->cap_pend)
-        return SIEVE_OK;
-    size_t cap = s->cap_pend ? 2 * s->cap_pend : 256;
-    pending_rec *p = realloc(s->pend, cap * sizeof *p);
-    journal_record *r = p != NULL ? realloc(s->recs, cap * sizeof *r) : NULL;
-    if (p != NULL)
-        s->pend = p;
-    if (r == NULL)
-        return SIEVE_ENOMEM;
-    s->recs = r;
-    journal_pos *pos = realloc(s->pos, cap * sizeof *pos);
-    if (pos == NULL)
-        return SIEVE_ENOMEM;
-    s->pos = pos;
-    s->cap_pend = cap;
-    return SIEVE_OK;
-}
-
-/* Adds a record of head (n bytes) then body (m bytes) to the pending. */
+/* Packs a record of head (n bytes) then body (m bytes) after the pending
+ * ones (no longer than JOURNAL_PAYLOAD_MAX: see FLUSH_BYTES). */
 static int pend_add(fstate *s, uint8_t type, const void *head, size_t n, const void *body, size_t m)
 {
-    if (pend_room(s) != SIEVE_OK)
-        return SIEVE_ENOMEM;
-    unsigned char *b = room(s, n + m);
+    unsigned char *b = room(s, JOURNAL_RECORD_SIZE(n + m));
     if (b == NULL)
         return SIEVE_ENOMEM;
-    memcpy(b, head, n);
-    if (m > 0)
-        memcpy(b + n, body, m);
-    s->pend[s->npend++] =
-        (pending_rec){.type = type, .len = (uint32_t)(n + m), .off = (size_t)(b - s->buf)};
+    journal_encode(b, type, head, n, body, m);
     return SIEVE_OK;
 }
 
-/* Writes the pending records, in as few write(2)s as the journal's buffer
- * allows, and opens the spill's head at its first record if one waited. */
+/* Writes the pending records, one write(2) per segment they go to, and
+ * opens the spill's head at its first record if one waited. */
 static int flush(fstate *s)
 {
-    if (s->npend == 0)
+    if (s->used == 0)
         return s->failed ? SIEVE_EIO : SIEVE_OK;
     if (s->failed)
         return SIEVE_EIO;
-    for (size_t i = 0; i < s->npend; i++)
-        s->recs[i] = (journal_record){
-            .type = s->pend[i].type, .payload = s->buf + s->pend[i].off, .len = s->pend[i].len};
-    bool spill = s->spill_rec != SIZE_MAX;
-    int rc = journal_append_batch(s->j, s->recs, s->npend, spill ? s->pos : NULL, NULL);
-    s->appended += s->used + s->npend * RECORD_OVERHEAD;
-    size_t first = s->spill_rec;
-    s->npend = s->used = 0;
+    journal_pos first;
+    bool spill = s->spill_at != SIZE_MAX;
+    int rc = journal_append_packed(s->j, s->buf, s->used, s->spill_at, &first);
+    s->appended += s->used;
+    s->used = 0;
     s->prev_len = 0; /* the next write starts a chain: a reader may start there */
-    s->spill_rec = SIZE_MAX;
+    s->spill_at = SIZE_MAX;
     if (rc != SIEVE_OK)
         return failed_write(s);
-    if (spill && head_open(s, s->pos[first], s->pos[first]) != SIEVE_OK)
+    if (spill && head_open(s, first, first) != SIEVE_OK)
         return failed_write(s);
     return SIEVE_OK;
 }
@@ -934,15 +896,16 @@ static int keep_prev(fstate *s, const char *e, size_t len)
     return SIEVE_OK;
 }
 
-/* Adds the push record of an entry (len bytes) to the pending ones. */
-static int log_push(fstate *s, const char *e, size_t len, uint32_t tag)
+/* Adds the push record of an entry (len bytes), front-coded against prev
+ * (prev_len 0: none), to the pending ones. */
+static int log_push(fstate *s, const char *prev, size_t prev_len, const char *e, size_t len,
+                    uint32_t tag)
 {
     unsigned char head[PUSH_HEAD_MAX];
     uint8_t type;
     size_t skip;
-    size_t n = push_encode(s->prev, s->prev_len, e, len, tag, head, &type, &skip);
-    int rc = pend_add(s, type, head, n, e + skip, len - skip);
-    return rc == SIEVE_OK ? keep_prev(s, e, len) : rc;
+    size_t n = push_encode(prev, prev_len, e, len, tag, head, &type, &skip);
+    return pend_add(s, type, head, n, e + skip, len - skip);
 }
 
 int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t n,
@@ -950,19 +913,33 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
 {
     if (s->failed)
         return SIEVE_EIO;
+    /* The entry before, for front-coding: the caller's own bytes while the
+     * call lasts, so copied only once at its end, and at once when it was
+     * made in s->entry, which the next URL with data takes over. */
+    const char *prev = s->prev;
+    size_t prev_len = s->prev_len;
     for (size_t i = 0; i < n; i++) {
         if (!take[i])
             continue;
-        if (i == spill_from)
-            s->prev_len = 0; /* the head starts reading there */
+        if (i == spill_from) {
+            prev_len = 0; /* the head starts reading there */
+            s->spill_at = s->used;
+        }
         const char *e = entry_make(&urls[i], &s->entry, &s->entry_cap);
-        if (e == NULL || log_push(s, e, entry_len(&urls[i]), urls[i].depth) != SIEVE_OK) {
+        size_t len = entry_len(&urls[i]);
+        if (e == NULL || log_push(s, prev, prev_len, e, len, urls[i].depth) != SIEVE_OK ||
+            (e == s->entry && keep_prev(s, e, len) != SIEVE_OK)) {
             s->failed = 1; /* a push not journaled must stop the run */
             return SIEVE_ENOMEM;
         }
-        if (i == spill_from)
-            s->spill_rec = s->npend - 1;
+        prev = e == s->entry ? s->prev : e;
+        prev_len = len;
     }
+    if (prev != s->prev && keep_prev(s, prev, prev_len) != SIEVE_OK) {
+        s->failed = 1;
+        return SIEVE_ENOMEM;
+    }
+    s->prev_len = prev_len;
     return s->used >= FLUSH_BYTES ? flush(s) : SIEVE_OK;
 }
 

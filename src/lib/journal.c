@@ -80,6 +80,8 @@
 #define READ_BUF       (256u << 10)
 #define MSG_SIZE       512
 
+_Static_assert(JOURNAL_RECORD_SIZE(0) == REC_OVERHEAD, "journal.h agrees on a record's size");
+
 /* A window of one segment file, refilled with pread(2). */
 typedef struct cursor {
     int fd;
@@ -135,10 +137,14 @@ struct journal_reader {
 
 /* ---- encoding ---- */
 
+/* Spelled out byte by byte: GCC at -O2 merges these into one store,
+ * where it leaves the loop a byte at a time. Records are encoded per push. */
 static void put32(unsigned char *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
 }
 
 static void put64(unsigned char *p, uint64_t v)
@@ -165,15 +171,30 @@ static void encode_header(unsigned char *p, uint32_t segment)
     put64(p + OFF_CHECKSUM, XXH3_64bits(p, OFF_CHECKSUM));
 }
 
+size_t journal_encode(unsigned char *p, uint8_t type, const void *head, size_t n, const void *body,
+                      size_t m)
+{
+    size_t len = n + m;
+    put32(p, (uint32_t)len);
+    p[4] = type;
+    if (n > 0)
+        memcpy(p + REC_HEAD, head, n);
+    if (m > 0)
+        memcpy(p + REC_HEAD + n, body, m);
+    put32(p + REC_HEAD + len, (uint32_t)XXH3_64bits(p, REC_HEAD + len));
+    return REC_OVERHEAD + len;
+}
+
 /* Writes one record at p; returns its size. */
 static size_t encode_record(unsigned char *p, uint8_t type, const void *payload, uint32_t len)
 {
-    put32(p, len);
-    p[4] = type;
-    if (len > 0)
-        memcpy(p + REC_HEAD, payload, len);
-    put32(p + REC_HEAD + len, (uint32_t)XXH3_64bits(p, REC_HEAD + len));
-    return REC_OVERHEAD + len;
+    return journal_encode(p, type, payload, len, NULL, 0);
+}
+
+/* The size of the encoded record at p. */
+static size_t record_size(const unsigned char *p)
+{
+    return REC_OVERHEAD + get32(p);
 }
 
 int journal_pos_cmp(journal_pos a, journal_pos b)
@@ -896,12 +917,12 @@ static size_t fill(journal *j, const journal_record *recs, size_t n, journal_pos
     return k;
 }
 
-/* Writes the buffer's used bytes, holding records recs[0..k). On a
- * failure the segment is cut back to its last complete record; *done gets
- * the records kept. */
-static int write_out(journal *j, size_t used, const journal_record *recs, size_t k, size_t *done)
+/* Writes used bytes of encoded records from buf, k of them, at the tail.
+ * On a failure the segment is cut back to its last complete record;
+ * *done gets the records kept. */
+static int write_out(journal *j, const unsigned char *buf, size_t used, size_t k, size_t *done)
 {
-    size_t w = pwrite_all(j->fd, j->buf, used, j->size);
+    size_t w = pwrite_all(j->fd, buf, used, j->size);
     if (w == used) {
         j->size += used;
         *done = k;
@@ -910,8 +931,10 @@ static int write_out(journal *j, size_t used, const journal_record *recs, size_t
     int rc = fail_errno(j, j->cur, "appending");
     int e = errno;
     size_t keep = 0, i = 0;
-    while (i < k && keep + REC_OVERHEAD + recs[i].len <= w)
-        keep += REC_OVERHEAD + recs[i++].len;
+    while (keep < w && record_size(buf + keep) <= w - keep) {
+        keep += record_size(buf + keep);
+        i++;
+    }
     if (w > keep && ftruncate(j->fd, (off_t)(j->size + keep)) != 0)
         j->broken = true;
     j->size += keep;
@@ -939,13 +962,48 @@ int journal_append_batch(journal *j, const journal_record *recs, size_t n, journ
         if (rc != SIEVE_OK)
             break;
         size_t k = fill(j, recs + i, n - i, pos ? pos + i : NULL, &used);
-        rc = write_out(j, used, recs + i, k, &done);
+        rc = write_out(j, j->buf, used, k, &done);
         i += done;
         int e = errno;
         publish(j);
         errno = e;
     }
     *written = i;
+    return rc;
+}
+
+/* Bytes from buf[0] on, whole records, that go in the current segment
+ * (ready for the first by make_room()): the whole of len if it fits. */
+static size_t fitting(const journal *j, const unsigned char *buf, size_t len)
+{
+    if (j->size + len + END_SIZE <= j->seg_max)
+        return len;
+    size_t at = record_size(buf);
+    while (at < len && j->size + at + record_size(buf + at) + END_SIZE <= j->seg_max)
+        at += record_size(buf + at);
+    return at;
+}
+
+int journal_append_packed(journal *j, const unsigned char *buf, size_t len, size_t mark,
+                          journal_pos *mark_pos)
+{
+    if (j == NULL || (buf == NULL && len > 0))
+        return SIEVE_EINVAL;
+    j->msg[0] = '\0';
+    int rc = check_records(j, NULL, 0);
+    for (size_t at = 0; rc == SIEVE_OK && at < len;) {
+        rc = make_room(j, record_size(buf + at));
+        if (rc != SIEVE_OK)
+            break;
+        size_t n = fitting(j, buf + at, len - at), done;
+        if (mark >= at && mark - at < n && mark_pos != NULL)
+            *mark_pos = (journal_pos){j->cur, j->size + (mark - at)};
+        rc = write_out(j, buf + at, n, 0, &done);
+        at += n;
+        int e = errno;
+        publish(j);
+        errno = e;
+    }
     return rc;
 }
 

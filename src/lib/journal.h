@@ -98,6 +98,26 @@ int journal_append(journal *j, uint8_t type, const void *payload, size_t len, jo
 int journal_append_batch(journal *j, const journal_record *recs, size_t n, journal_pos *pos,
                          size_t *written);
 
+/* Bytes a record of a payload of len bytes takes in a segment. */
+#define JOURNAL_RECORD_SIZE(len) ((size_t)(len) + 9u)
+
+/* Encodes a record whose payload is head (n bytes) then body (m bytes),
+ * its checksum included, at p, which holds JOURNAL_RECORD_SIZE(n + m)
+ * bytes; returns that size. type is 1..255 and n + m at most
+ * JOURNAL_PAYLOAD_MAX: the caller's to see to. A writer that keeps
+ * records waiting packs them this way, so that they go out from its own
+ * buffer with journal_append_packed() and are copied nowhere else. */
+size_t journal_encode(unsigned char *p, uint8_t type, const void *head, size_t n, const void *body,
+                      size_t m);
+
+/* Appends the records journal_encode() wrote one after the other into buf
+ * (len bytes), in one write(2) per segment they go to, from buf itself.
+ * If mark is the offset in buf of one of them (SIZE_MAX: none), *mark_pos
+ * gets its position. SIEVE_EIO with errno leaves the journal ending after
+ * the last complete record, as journal_append_batch() does. */
+int journal_append_packed(journal *j, const unsigned char *buf, size_t len, size_t mark,
+                          journal_pos *mark_pos);
+
 /* Makes everything appended so far durable: fdatasync of the segment being
  * written (full segments were synced, and the directory with them, when
  * the next one was created). SIEVE_EIO with errno. */
