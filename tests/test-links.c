@@ -1143,15 +1143,19 @@ START_TEST(three_megabytes_and_25000_links)
 }
 END_TEST
 
-START_TEST(deep_nesting_and_stray_end_tags)
+/* Deep nesting and stray end tags, in plain markup (which the squeeze
+ * keeps from libxml2: no link depends on a <div>) and in markup libxml2
+ * reads itself (a quote in an unquoted value), where the depth cap keeps
+ * its stack, and its search for the element an end tag closes, short. */
+static void nest_deep(const char *div, bool plain)
 {
     enum { DEPTH = 200000 };
-    size_t cap = (size_t)DEPTH * 12 + 256, l = 0;
+    size_t cap = (size_t)DEPTH * 20 + 256, l = 0;
     char *p = malloc(cap);
     ck_assert_ptr_nonnull(p);
     l += (size_t)snprintf(p, cap, "<a href=/first>");
     for (unsigned i = 0; i < DEPTH; i++)
-        l += (size_t)snprintf(p + l, cap - l, "<div>");
+        l += (size_t)snprintf(p + l, cap - l, "%s", div);
     /* Each of these makes libxml2 search its whole stack. */
     for (unsigned i = 0; i < DEPTH; i++)
         l += (size_t)snprintf(p + l, cap - l, i % 2 ? "</x>" : "<body>");
@@ -1163,9 +1167,16 @@ START_TEST(deep_nesting_and_stray_end_tags)
                              "a http://example.com/last\n");
     ck_assert(!s.st.cut);
     ck_assert_uint_le(s.st.depth_max, SIEVE_LINKS_MAX_DEPTH);
-    ck_assert_uint_ge(s.st.depth_capped, DEPTH - SIEVE_LINKS_MAX_DEPTH);
+    if (!plain)
+        ck_assert_uint_ge(s.st.depth_capped, DEPTH - SIEVE_LINKS_MAX_DEPTH);
     free(s.text);
     free(p);
+}
+
+START_TEST(deep_nesting_and_stray_end_tags)
+{
+    nest_deep("<div>", true);
+    nest_deep("<div class=a'b>", false);
 }
 END_TEST
 

@@ -51,9 +51,10 @@
  *
  * Speed: libxml2 sees only what it must. Once it is known to be reading
  * element content in UTF-8 (a charset given, or declared by the page),
- * text, script and style data, comments and the attributes no link needs
- * (all but href, src and rel of a, area, frame and iframe, and those of
- * base and meta, kept whole) are not handed to it, wherever the extractor
+ * text, script and style elements, comments, the tags no link needs (all
+ * but a, area, frame, iframe, base and meta) and the attributes no link
+ * needs (all but href, src and rel of a, area, frame and iframe, and those
+ * of base and meta, kept whole) are not handed to it, wherever the extractor
  * can tell for sure how libxml2 would read them; the rest it reads as it
  * comes (text_skipped in the stats counts the bytes left out). On the
  * bench's dense pages that is over half of libxml2's instructions. With
@@ -169,7 +170,7 @@ typedef struct sieve_links_stats {
     uint64_t invalid;       /* refused: malformed */
     bool base_used;         /* a <base href> changed the base of later links */
     uint64_t text_skipped;  /* bytes never handed to libxml2: text, script
-                               and style data, comments, attributes */
+                               and style data, comments, tags, attributes */
     uint64_t bytes_parsed;  /* bytes handed to libxml2 */
     size_t attrs_max;       /* most attributes libxml2 read in one start tag:
                                at most SIEVE_LINKS_MAX_ATTRS */

@@ -196,16 +196,17 @@ static size_t sync_cut(const sieve_links *lx, const char *p, size_t len)
  * 2.9 it can tell for sure, and hands libxml2 a squeezed copy:
  *
  *   - text, of any length, valid UTF-8: left out;
- *   - a start tag: the tag with no attribute, but for the href, src and
- *     rel of a, area, frame and iframe, kept byte for byte in their order;
+ *   - a start tag of a, area, frame or iframe: the tag with no attribute
+ *     but its href, src and rel, kept byte for byte in their order;
  *     <base> and <meta> whole (a <meta> may switch the charset, so the
- *     squeeze stops after it and asks libxml2 where it stands);
- *   - script and style data, up to the end tag htmlParseScript() stops at
- *     ("</" and the element's name, in any case): left out, the end tag
- *     kept;
+ *     squeeze stops after it and asks libxml2 where it stands); any other
+ *     start tag: left out;
+ *   - a script or style element, its data up to the end tag
+ *     htmlParseScript() stops at ("</" and the element's name, in any
+ *     case) and that end tag: left out;
  *   - a comment, up to where htmlParseComment() ends it (the first "-->"
  *     or "--!>" after "<!--"): left out;
- *   - an end tag: kept.
+ *   - an end tag: kept for a, area, frame and iframe, else left out.
  *
  * Plain means: names of libxml2's name characters shorter than NAME_CUT,
  * values quoted or unquoted without quotes, at most PLAIN_ATTRS_MAX
@@ -217,9 +218,14 @@ static size_t sync_cut(const sieve_links *lx, const char *p, size_t len)
  * idle in content the squeeze starts again. A construct cut by the end of
  * the bytes at hand is held back (up to CARRY_MAX bytes) and squeezed with
  * the next feed, so where the page is cut into chunks changes nothing.
- * The structure libxml2 builds is the same: the same start and end tags in
- * the same order, only without the attributes, text and data it would
- * have read and dropped. */
+ * Why the other tags may go: libxml2 2.9 reports every start tag it
+ * parses, wherever it stands (it drops only a misplaced html, head or
+ * body), and outside script, style and comments it parses every '<' and
+ * a letter as a tag, whatever element it sits in. So which link tags it
+ * reports, and with which attributes, does not depend on the elements
+ * around them, and libxml2 need not build that structure at all: on the
+ * dense site this took its own instructions down by a third
+ * (bench/README.md). */
 
 enum { NOT_PLAIN = 0 };
 /* A scanner's answer: the construct goes on past the bytes at hand. */
@@ -528,8 +534,12 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
         } else if (p[i + 1] == '/') {
             n = plain_end_tag(p + i, len - i, &name_len);
             if (n != NOT_PLAIN && n != NEED_MORE) {
-                memcpy(out + o, p + i, n);
-                o += n;
+                if (tag_kind(p + i + 2, name_len) == KIND_LINK) {
+                    memcpy(out + o, p + i, n);
+                    o += n;
+                } else {
+                    lx->st.text_skipped += n;
+                }
                 i += n;
                 continue;
             }
@@ -546,14 +556,14 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
                 if (e == NOT_PLAIN || e == NEED_MORE) {
                     n = e;
                 } else {
-                    memcpy(out + o + k, p + i + n + d, e);
-                    lx->st.text_skipped += (n > k ? n - k : 0) + d;
-                    o += k + e;
+                    lx->st.text_skipped += n + d + e;
                     i += n + d + e;
                     continue;
                 }
             }
             if (n != NOT_PLAIN && n != NEED_MORE) {
+                if (kind == KIND_OTHER || kind == KIND_RAW)
+                    k = 0; /* no link depends on it */
                 /* A tag may come out longer ("<br/>" as "<br />"). */
                 lx->st.text_skipped += n > k ? n - k : 0;
                 o += k;
