@@ -56,24 +56,6 @@
 
 enum { TAG_GOES_ON, TAG_ATTR, TAG_ENDS };
 
-/* libxml2's IS_BLANK_CH. */
-bool lx_is_blank(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* What may start an HTML name for libxml2 (htmlParseHTMLName)... */
-bool lx_name_start(unsigned char c)
-{
-    return (unsigned)((c | 0x20) - 'a') < 26 || c == '_' || c == ':' || c == '.';
-}
-
-/* ...and continue it. */
-bool lx_name_char(unsigned char c)
-{
-    return lx_name_start(c) || (unsigned)(c - '0') < 10 || c == '-';
-}
-
 /* Where an attribute may start: a blank, the end, a name, or bytes that
  * libxml2 skips up to the next blank. */
 static int tag_before_attr(struct tag_scan *t, unsigned char c)

@@ -162,14 +162,28 @@ void lx_limit_depth(sieve_links *lx);
 enum { PIECE_OK, PIECE_CLOSE, PIECE_STOP };
 
 /* links-bound.c: hands len bytes to libxml2, counted; how many of them
- * the next call may take; the end of a page a limit cut; and libxml2's
- * idea of blanks and name characters. */
+ * the next call may take; the end of a page a limit cut. */
 void lx_hand(sieve_links *lx, const char *p, size_t len, int terminate);
 size_t lx_limit_piece(sieve_links *lx, const char *p, size_t len, int *verdict);
 void lx_end_page(sieve_links *lx, int verdict);
-bool lx_is_blank(unsigned char c);
-bool lx_name_char(unsigned char c);
-bool lx_name_start(unsigned char c);
+/* libxml2's idea of blanks (IS_BLANK_CH) and name characters, asked of
+ * every byte of a tag: inline, not a call into another file. */
+static inline bool lx_is_blank(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* What may start an HTML name for libxml2 (htmlParseHTMLName)... */
+static inline bool lx_name_start(unsigned char c)
+{
+    return (unsigned)((c | 0x20) - 'a') < 26 || c == '_' || c == ':' || c == '.';
+}
+
+/* ...and continue it. */
+static inline bool lx_name_char(unsigned char c)
+{
+    return lx_name_start(c) || (unsigned)(c - '0') < 10 || c == '-';
+}
 
 /* links-squeeze.c: hands len bytes to libxml2 but for what it would only
  * read and drop; returns how many it took (the rest waits for more). */

@@ -262,18 +262,26 @@ static bool name_is(const unsigned char *p, size_t n, const char *name)
     return strlen(name) == n && strncasecmp((const char *)p, name, n) == 0;
 }
 
+/* Asked of every tag: most are none of these, which the first letter
+ * and the length tell without a string compare. */
 static enum tag_kind tag_kind(const unsigned char *p, size_t n)
 {
-    if (name_is(p, n, "a") || name_is(p, n, "area") || name_is(p, n, "frame") ||
-        name_is(p, n, "iframe"))
-        return KIND_LINK;
-    if (name_is(p, n, "meta"))
-        return KIND_META;
-    if (name_is(p, n, "base"))
-        return KIND_WHOLE;
-    if (name_is(p, n, "script") || name_is(p, n, "style"))
-        return KIND_RAW;
-    return KIND_OTHER;
+    switch (p[0] | 0x20) {
+    case 'a':
+        return n == 1 || name_is(p, n, "area") ? KIND_LINK : KIND_OTHER;
+    case 'f':
+        return name_is(p, n, "frame") ? KIND_LINK : KIND_OTHER;
+    case 'i':
+        return name_is(p, n, "iframe") ? KIND_LINK : KIND_OTHER;
+    case 'm':
+        return name_is(p, n, "meta") ? KIND_META : KIND_OTHER;
+    case 'b':
+        return name_is(p, n, "base") ? KIND_WHOLE : KIND_OTHER;
+    case 's':
+        return name_is(p, n, "script") || name_is(p, n, "style") ? KIND_RAW : KIND_OTHER;
+    default:
+        return KIND_OTHER;
+    }
 }
 
 /* Reads the start tag at p ('<' and an ASCII letter) as htmlParseStartTag()
