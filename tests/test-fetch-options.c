@@ -609,6 +609,23 @@ START_TEST(a_slow_dns_answer_holds_up_no_other_host)
 }
 END_TEST
 
+/* The same with one transfer a worker: B's robots.txt, waiting for its
+ * name, takes one of the worker's robots.txt slots, and A's pages go on
+ * in the transfer slot. Fetched in that slot, the robots.txt would hold
+ * every page of A back until the name came. */
+START_TEST(a_robots_txt_fetch_takes_no_transfer_slot)
+{
+    sieve_crawl_options o = base_options();
+    o.allow_private = true;
+    o.concurrency = 1;
+    outcome *out = calloc(1, sizeof *out);
+    crawl_past_slow_dns(&o, out);
+    ck_assert_msg(strstr(out->url[out->n - 1], SLOW_NAME) != NULL && out->error[out->n - 1][0] == 0,
+                  "last record: %s (%s)", out->url[out->n - 1], out->error[out->n - 1]);
+    free(out);
+}
+END_TEST
+
 /* The same, with a connect timeout far shorter than the hold and A's
  * leaves spread over a second by the host delay: B's robots.txt gives up
  * on its name while A's pages are still coming (and B's page is then not
@@ -736,6 +753,7 @@ int main(void)
     tcase_add_test(tc, a_stalled_transfer_holds_up_nothing);
     tcase_add_test(tc, a_slow_robots_txt_holds_up_no_other_host);
     tcase_add_test(tc, a_slow_dns_answer_holds_up_no_other_host);
+    tcase_add_test(tc, a_robots_txt_fetch_takes_no_transfer_slot);
     tcase_add_test(tc, a_dns_answer_past_the_connect_timeout_holds_up_nothing);
     tcase_add_test(tc, a_page_cut_by_parse_limits_says_so);
     tcase_add_test(tc, robots_meta_and_header_nofollow);

@@ -74,7 +74,10 @@ typedef enum sieve_scope {
 typedef struct sieve_crawl_options {
     /* Fetching */
     unsigned workers;           /* threads; default: number of cores (1 .. 256) */
-    unsigned concurrency;       /* transfers per worker; default 32 (1 .. 4096) */
+    unsigned concurrency;       /* transfers per worker; default 32 (1 .. 4096).
+                                   Besides them, each worker fetches up to
+                                   4x as many robots.txt files (64 at most)
+                                   of hosts met for the first time */
     unsigned max_redirects;     /* redirect hops followed from a URL; default 10 */
     double connect_timeout_s;   /* default 10 */
     double timeout_s;           /* one whole transfer; default 60 */

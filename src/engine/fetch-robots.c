@@ -1,5 +1,6 @@
-/* fetch-robots.c - the robots kind: a host's robots.txt, fetched in the
- * slot of the first URL popped for that host, which waits in the slot.
+/* fetch-robots.c - the robots kind: a host's robots.txt, fetched for the
+ * first URL popped for that host, which waits in the transfer's slot (one
+ * of the worker's robots.txt slots when one is free, worker.c).
  *
  * robots.txt is the one body kept whole, up to what the parser reads:
  * RFC 9309 lets a crawler stop at 500 KiB. What the answer means follows

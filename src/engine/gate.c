@@ -1,7 +1,8 @@
 /* gate.c - every popped URL passes its host's robots.txt.
  *
  * The first URL of a host claims the host in the robots cache, holds the
- * host in the frontier and fetches its robots.txt in the URL's own slot.
+ * host in the frontier and fetches its robots.txt, waiting in that
+ * transfer's slot (a robots.txt slot, or its own).
  * There is one way to put a URL off: give it back to its host's queue in
  * the frontier (requeue). A URL of a host whose robots.txt is being
  * fetched goes back to the held host; the URL that fetched the file goes
@@ -44,10 +45,12 @@ static void refuse_robots(sieve_crawler *c, const sieve_url *u, const char *why)
     gate_refuse(c, u, why, SIEVE_OUTCOME_ROBOTS);
 }
 
-/* The first URL of a host fetches its robots.txt, in the URL's slot. */
+/* The first URL of a host fetches its robots.txt, in one of the
+ * worker's robots.txt slots if one is free (worker.c says why), else in
+ * the slot the URL was popped for. */
 static void start_robots(worker *w, const sieve_url *u)
 {
-    xfer *x = worker_free_slot(w);
+    xfer *x = worker_robots_slot(w);
     via_copy(&x->waiting, x->waiting_url, x->waiting_via, u);
     size_t origin = url_origin_len(u->url);
     int n = snprintf(x->url, sizeof x->url, "%.*s/robots.txt", (int)origin, u->url);

@@ -1,5 +1,6 @@
 /* worker.h - a fetch worker: one thread, one curl multi handle, up to
- * `concurrency` transfers at once, fed by the frontier. */
+ * `concurrency` transfers at once, fed by the frontier, and beside them a
+ * few robots.txt fetches of hosts met for the first time. */
 #ifndef SIEVE_WORKER_H
 #define SIEVE_WORKER_H
 
@@ -11,10 +12,11 @@
 struct worker {
     sieve_crawler *c;
     CURLM *multi;
-    xfer *slots;
-    unsigned nslots, active;
-    atomic_bool hungry; /* has free slots: a frontier event must wake it */
-    double ready_in;    /* seconds until the frontier may have a URL ready */
+    xfer *slots;                     /* nslots for any transfer, then nrobots for robots.txt */
+    unsigned nslots, active;         /* the first slots, and how many are busy */
+    unsigned nrobots, robots_active; /* the robots.txt slots, and the busy ones */
+    atomic_bool hungry;              /* has free slots: a frontier event must wake it */
+    double ready_in;                 /* seconds until the frontier may have a URL ready */
     pthread_t thread;
     char popbuf[SIEVE_POP_BUF_MAX]; /* a URL popped, with its data */
     /* links whose URLs went to the frontier, skipped when pages repeat
@@ -42,6 +44,12 @@ void worker_free(worker *w);
 
 /* A slot with no transfer, or NULL. */
 xfer *worker_free_slot(worker *w);
+
+/* A robots.txt slot with no transfer, or else a slot with none, or NULL. */
+xfer *worker_robots_slot(worker *w);
+
+/* Counts x in or out of its worker's busy slots. */
+void worker_slot_busy(worker *w, const xfer *x, bool busy);
 
 /* Starts the popped URL u in a free slot, as a page or a sitemap. */
 void worker_start(worker *w, const sieve_url *u);

@@ -192,7 +192,7 @@ void xfer_start(xfer *x, const xfer_kind *kind)
         kind->finish(x, CURLE_FAILED_INIT);
         return;
     }
-    x->w->active++;
+    worker_slot_busy(x->w, x, true);
 }
 
 void xfer_release(xfer *x)

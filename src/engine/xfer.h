@@ -53,6 +53,7 @@ struct xfer {
     CURL *easy;
     const xfer_kind *kind;
     bool busy;
+    bool robots_slot; /* one of the worker's robots.txt slots */
     char url[SIEVE_URL_MAX + 1];
     sieve_url popped;             /* as the frontier gave it, for done(); its data in via */
     char via[SIEVE_URL_DATA_MAX]; /* where the URL came from (via.h) */
