@@ -152,6 +152,38 @@ START_TEST(relative_and_absolute_links)
 }
 END_TEST
 
+/* Hrefs that differ only in their fragment are canonicalized once: the
+ * page's table keys them by what comes before the '#', unless a blank or
+ * a control before it would change what canonicalization reads. */
+START_TEST(fragments_share_a_table_entry)
+{
+    const char *html = "<a href=\"p.html#a\">1</a><a href=\"p.html#b\">2</a>"
+                       "<a href=\"p.html\">3</a><a href=\"p.html#\xc3\xa9\">4</a>"
+                       "<a href=\"p.html #c\">5</a><a href=\"p.html\t#d\">6</a>"
+                       "<a href=\"file:/#x\">7</a><a href=\"file:/#y\">8</a>";
+    sink s = {0};
+    sink_add(&s, "");
+    sieve_links_opts o = defaults();
+    o.report_errors = true;
+    sieve_links *lx;
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, &s), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_feed(lx, html, strlen(html)), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    ck_assert_str_eq(s.text, "a http://example.com/dir/p.html\n"
+                             "a http://example.com/dir/p.html\n"
+                             "a http://example.com/dir/p.html\n"
+                             "a http://example.com/dir/p.html\n"
+                             "a http://example.com/dir/p.html%20\n"
+                             "a http://example.com/dir/p.html\n"
+                             "a !-19 file:/#x\n"
+                             "a !-19 file:/#y\n");
+    /* "p.html", "p.html #c", "p.html\t#d", "file:/#x", "file:/#y" */
+    ck_assert_uint_eq(lx->hrefs.n, 5);
+    sieve_links_free(lx);
+    free(s.text);
+}
+END_TEST
+
 START_TEST(base_href_applies_to_later_links)
 {
     sink s = check_page("<html><head>"
@@ -1537,6 +1569,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, relative_and_absolute_links);
+    tcase_add_test(tc, fragments_share_a_table_entry);
     tcase_add_test(tc, base_href_applies_to_later_links);
     tcase_add_test(tc, nofollow_is_skipped_unless_asked);
     tcase_add_test(tc, robots_meta_nofollow);

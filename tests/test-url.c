@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sieve/sieve.h"
+#include "url-internal.h"
 
 #define RFC_BASE "http://a/b/c/d;p?q"
 
@@ -198,6 +199,78 @@ START_TEST(fragments_are_removed)
     };
     RUN(dflt, RFC_BASE, rows);
     expect_s(dflt, NULL, "#top", NULL, SIEVE_EURL);
+}
+END_TEST
+
+/* What curl is given stops before the fragment, when that provably
+ * changes nothing: a reference with any fragment canonicalizes as the
+ * same reference without one, through a base string or a parsed base. */
+START_TEST(fragments_are_not_parsed)
+{
+    static const char *const bases[] = {RFC_BASE, "http://[::1]:8080/a/b",
+                                        "https://xn--bcher-kva.de/a?q", NULL};
+    static const char *const refs[] = {
+        "g",
+        "./g",
+        "../../../g",
+        "/g",
+        "//h:81/p",
+        "?y",
+        "g?y=1&x",
+        "g;x=1/../y",
+        "%7e%2E%2e",
+        "\xc3\xa9/x",
+        "http://h/x",
+        "HTTPS://H:443/x/../y",
+        "x%4",
+        "x%",
+        "a\tb",
+        "//b\xc3\xbc"
+        "cher.de/x",
+        "mailto:x",
+        "ftp://h/",
+    };
+    static const char *const tails[] = {"#s", "#\xc3\xa9", "#a#b", "#//x?y", "#"};
+    char want[256], got[256], ref[64];
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
+        CURLU *parsed = bases[b] ? sieve_canon_parse_base(bases[b]) : NULL;
+        for (size_t r = 0; r < sizeof refs / sizeof *refs; r++) {
+            int st =
+                sieve_canon_url(dflt, bases[b], refs[r], strlen(refs[r]), want, sizeof want, NULL);
+            for (size_t t = 0; t < sizeof tails / sizeof *tails; t++) {
+                size_t n = (size_t)snprintf(ref, sizeof ref, "%s%s", refs[r], tails[t]);
+                size_t cut = sieve_canon_fragment_at(ref, n, true);
+                ck_assert(cut == strlen(refs[r]) || cut == n);
+                ck_assert_int_eq(sieve_canon_url(dflt, bases[b], ref, n, got, sizeof got, NULL),
+                                 st);
+                if (st == SIEVE_OK)
+                    ck_assert_str_eq(got, want);
+                if (!parsed)
+                    continue;
+                ck_assert_int_eq(
+                    sieve_canon_url_parsed(dflt, parsed, ref, n, got, sizeof got, NULL), st);
+                if (st == SIEVE_OK)
+                    ck_assert_str_eq(got, want);
+            }
+        }
+        curl_url_cleanup(parsed);
+    }
+    ck_assert_uint_eq(sieve_canon_fragment_at("../g?y#s", 8, true), 6);
+    ck_assert_uint_eq(sieve_canon_fragment_at("HTTPS://H/#s", 12, false), 10);
+    /* Cuts that would change the result are not made. */
+    ck_assert_uint_eq(sieve_canon_fragment_at("a #x", 4, true), 4);
+    ck_assert_uint_eq(sieve_canon_fragment_at("fi\tle:/#x", 9, true), 9);
+    ck_assert_uint_eq(sieve_canon_fragment_at("file:/#x", 8, true), 8);
+    ck_assert_uint_eq(sieve_canon_fragment_at("g#x", 3, false), 3);
+    ck_assert_uint_eq(sieve_canon_fragment_at("http://h/#x", 11, false), 9);
+    ck_assert_uint_eq(sieve_canon_fragment_at(" #x", 3, true), 3);
+    expect_s(dflt, RFC_BASE, "a #x", "http://a/b/c/a%20", 0);
+    expect_s(dflt, RFC_BASE, "a\t#x", "http://a/b/c/a", 0);
+    expect_s(dflt, RFC_BASE, "fi\tle:/#x", NULL, SIEVE_ESCHEME);
+    expect_s(dflt, NULL, "file:/#x", NULL, SIEVE_ESCHEME);
+    expect_s(dflt, NULL, "file:/", NULL, SIEVE_EURL);
+    expect_s(dflt, "file:///a/b", "///h:#x", NULL, SIEVE_ESCHEME);
+    ck_assert_ptr_null(sieve_canon_parse_base("file:///a/b"));
 }
 END_TEST
 
@@ -604,6 +677,7 @@ int main(void)
     tcase_add_test(tc, raw_bytes_in_the_base_are_encoded);
     tcase_add_test(tc, escapes_are_decoded_after_parsing);
     tcase_add_test(tc, fragments_are_removed);
+    tcase_add_test(tc, fragments_are_not_parsed);
     tcase_add_test(tc, whitespace_follows_html_href_rules);
     tcase_add_test(tc, only_http_and_https_are_accepted);
     tcase_add_test(tc, bases_and_malformed_input);

@@ -294,7 +294,12 @@ static bool fragment_only(const char *v)
 }
 
 /* Canonicalizes value (n bytes) into link, or takes what this page's
- * table holds for it. Every fragment-only href shares the entry of "". */
+ * table holds for it. Every fragment-only href shares the entry of "",
+ * and hrefs that differ only in their fragment share one entry: the
+ * table's key ends where canonicalization stops reading. That the
+ * fragment also decides whether curl is asked to encode (a byte from 0x80
+ * up in it) changes nothing here: the base is canonical, so its host is
+ * plain ASCII, and what comes before the fragment is encoded alike. */
 static void resolve(sieve_links *lx, const char *value, size_t n, sieve_link *link)
 {
     const char *key = value;
@@ -305,8 +310,9 @@ static void resolve(sieve_links *lx, const char *value, size_t n, sieve_link *li
         link->status = SIEVE_SEEN;
         return;
     }
-    uint64_t hash = XXH3_64bits(key, n);
-    const struct href *e = hrefs_find(&lx->hrefs, key, n, hash);
+    size_t key_len = sieve_canon_fragment_at(key, n, true);
+    uint64_t hash = XXH3_64bits(key, key_len);
+    const struct href *e = hrefs_find(&lx->hrefs, key, key_len, hash);
     if (e) {
         link->status = e->status;
         if (e->status == SIEVE_OK) {
@@ -327,7 +333,7 @@ static void resolve(sieve_links *lx, const char *value, size_t n, sieve_link *li
         link->url = lx->out;
         link->url_len = link->info.len;
     }
-    hrefs_add(&lx->hrefs, key, n, hash, link);
+    hrefs_add(&lx->hrefs, key, key_len, hash, link);
 }
 
 /* The first <base> with an href fixes the base for the links after it.

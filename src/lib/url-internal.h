@@ -4,14 +4,24 @@
 #define SIEVE_URL_INTERNAL_H
 
 #include <curl/curl.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "sieve/url.h"
 
-/* Parses an absolute base URL; NULL if it is not one or memory ran out. */
+/* Parses an absolute http(s) base URL; NULL if it is not one or memory
+ * ran out. */
 CURLU *sieve_canon_parse_base(const char *base);
 
 /* As sieve_canon_url() with base parsed by sieve_canon_parse_base(). */
 int sieve_canon_url_parsed(const sieve_canon *c, CURLU *base, const char *ref, size_t ref_len,
                            char *out, size_t cap, sieve_canon_info *info);
+
+/* Where the fragment of ref (n bytes, as written) starts when
+ * canonicalizing only what comes before it gives the same result, else n:
+ * curl never hands the fragment back, but blanks, tab/CR/LF and the file:
+ * scheme make some cuts unsafe. http_base: the base, if any, is an http(s)
+ * URL. Lets the link extractor key its per-page table by what counts. */
+size_t sieve_canon_fragment_at(const char *ref, size_t n, bool http_base);
 
 #endif

@@ -23,7 +23,9 @@
  * (from "%2E"), the path goes through curl once more to remove it.
  *
  * Cost: one CURLU per call, one parse (two for a relative reference: curl
- * re-reads the base), one small allocation per part fetched. The scratch
+ * re-reads the base), one small allocation per part fetched. curl is not
+ * handed the fragment where leaving it out provably changes nothing
+ * (sieve_canon_fragment_at()). The scratch
  * buffers live on the stack unless a URL is unusually long. */
 #include <ctype.h>
 #include <curl/curl.h>
@@ -135,6 +137,53 @@ static void put_escape(sbuf *b, unsigned char c)
 }
 
 /* ---- pass 1: the reference as written ---- */
+
+/* Whether s[0..n) holds a byte from 0x80 up. */
+static bool has_non_ascii(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] >= 0x80)
+            return true;
+    return false;
+}
+
+/* The length of a scheme curl would see at s (its Curl_is_absolute_url():
+ * at most 40 scheme characters, then ':'), or 0 for a relative reference. */
+static size_t curl_scheme_len(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && i < 40 &&
+           (isalnum((unsigned char)s[i]) || s[i] == '+' || s[i] == '-' || s[i] == '.'))
+        i++;
+    return i > 0 && i < n && s[i] == ':' ? i : 0;
+}
+
+size_t sieve_canon_fragment_at(const char *ref, size_t n, bool http_base)
+{
+    /* Far below curl's 8 MB input limit even with every byte escaped, so
+     * the fragment cannot be what makes curl refuse a URL. */
+    if (n > 64 * 1024)
+        return n;
+    const char *hash = memchr(ref, '#', n);
+    size_t k = hash ? (size_t)(hash - ref) : n, i = 0;
+    while (i < k && is_c0_or_space((unsigned char)ref[i]))
+        i++;
+    /* A blank just before the '#' would be trimmed from the cut reference
+     * but is encoded in the whole one; a tab, CR or LF, dropped, could
+     * join the letters of a scheme; fragment-only references have their
+     * own rule (parse()). */
+    if (i == k || k == n || is_c0_or_space((unsigned char)ref[k - 1]) ||
+        memchr(ref + i, '\t', k - i) || memchr(ref + i, '\n', k - i) ||
+        memchr(ref + i, '\r', k - i))
+        return n;
+    /* Only file: parses differently without its fragment ("file:/#x" is
+     * long enough, "file:/" is not): an absolute reference is cut when it
+     * is http(s), a relative one when its base is. */
+    size_t sl = curl_scheme_len(ref + i, k - i);
+    if (sl == 0)
+        return http_base ? k : n;
+    return (sl == 4 || sl == 5) && strncasecmp(ref + i, "https", sl) == 0 ? k : n;
+}
 
 /* Trims, drops tab/CR/LF, encodes must_encode() bytes and lone '%'.
  * The result is NUL-terminated in b. Returns whether a byte from 0x80 up
@@ -645,10 +694,15 @@ static int parse(CURLU **pu, const char *base, CURLU *base_u, const char *ref, b
 CURLU *sieve_canon_parse_base(const char *base)
 {
     CURLU *u = curl_url();
-    if (u != NULL && curl_url_set(u, CURLUPART_URL, base, CURLU_URLENCODE) != CURLUE_OK) {
+    char *scheme = NULL;
+    /* Only http(s): canon() cuts fragments knowing that. */
+    if (u != NULL && (curl_url_set(u, CURLUPART_URL, base, CURLU_URLENCODE) != CURLUE_OK ||
+                      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+                      (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0))) {
         curl_url_cleanup(u);
         u = NULL;
     }
+    curl_free(scheme);
     return u;
 }
 
@@ -682,7 +736,14 @@ static int canon(const sieve_canon *c, const char *base, CURLU *base_u, const ch
     sbuf r, o;
     sb_init(&r, stack, sizeof stack);
     sb_init(&o, ostack, sizeof ostack);
-    bool non_ascii = prepare(&r, ref ? ref : "", ref_len);
+    /* curl never returns the fragment: it need not parse it. Only its
+     * bytes from 0x80 up still count, to pass curl the same flags. */
+    bool http_base = base_u != NULL || base == NULL || strncasecmp(base, "http://", 7) == 0 ||
+                     strncasecmp(base, "https://", 8) == 0;
+    size_t cut = ref ? sieve_canon_fragment_at(ref, ref_len, http_base) : 0;
+    bool non_ascii = prepare(&r, ref ? ref : "", cut);
+    if (cut < ref_len && !non_ascii)
+        non_ascii = has_non_ascii(ref + cut, ref_len - cut);
     CURLU *u = NULL;
     parts p = {0};
     int st = r.failed ? SIEVE_ENOMEM : parse(&u, base, base_u, r.p, non_ascii);
