@@ -18,8 +18,14 @@ static size_t shared_prefix(const char *a, size_t na, const char *b, size_t nb)
         uint64_t x, y;
         memcpy(&x, a + i, 8);
         memcpy(&y, b + i, 8);
-        if (x != y)
+        if (x != y) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* the lowest differing bit is in the first differing byte */
+            return i + (size_t)__builtin_ctzll(x ^ y) / 8;
+#else
             break;
+#endif
+        }
         i += 8;
     }
     while (i < n && a[i] == b[i])
