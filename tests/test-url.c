@@ -233,7 +233,7 @@ START_TEST(fragments_are_not_parsed)
     static const char *const tails[] = {"#s", "#\xc3\xa9", "#a#b", "#//x?y", "#"};
     char want[256], got[256], ref[64];
     for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
-        CURLU *parsed = bases[b] ? sieve_canon_parse_base(bases[b]) : NULL;
+        sieve_canon_base *parsed = bases[b] ? sieve_canon_parse_base(bases[b]) : NULL;
         for (size_t r = 0; r < sizeof refs / sizeof *refs; r++) {
             int st =
                 sieve_canon_url(dflt, bases[b], refs[r], strlen(refs[r]), want, sizeof want, NULL);
@@ -253,7 +253,7 @@ START_TEST(fragments_are_not_parsed)
                     ck_assert_str_eq(got, want);
             }
         }
-        curl_url_cleanup(parsed);
+        sieve_canon_base_free(parsed);
     }
     ck_assert_uint_eq(sieve_canon_fragment_at("../g?y#s", 8, true), 6);
     ck_assert_uint_eq(sieve_canon_fragment_at("HTTPS://H/#s", 12, false), 10);
@@ -271,6 +271,48 @@ START_TEST(fragments_are_not_parsed)
     expect_s(dflt, NULL, "file:/", NULL, SIEVE_EURL);
     expect_s(dflt, "file:///a/b", "///h:#x", NULL, SIEVE_ESCHEME);
     ck_assert_ptr_null(sieve_canon_parse_base("file:///a/b"));
+}
+END_TEST
+
+/* A relative reference joined to a parsed base, as curl 7.88 would join
+ * it but without asking curl, canonicalizes exactly as through the base
+ * string, whatever the base's shape: a query, no path, "//" in the path,
+ * a port, an IPv6 or IDN host. */
+START_TEST(references_joined_to_a_parsed_base_match_curls_join)
+{
+    static const char *const bases[] = {"http://a/b/c/d;p?q",  "http://a",
+                                        "http://a/",           "http://a?x=/y",
+                                        "http://a/b/",         "http://a//b/c",
+                                        "http://a/b//",        "https://a:8443/x/y",
+                                        "http://[::1]:81/a/b", "http://xn--bcher-kva.de/a/b?q=1/2",
+                                        "http://a/%7Ex/y%20z", "http://a/b/c?",
+                                        "http://a/b?q#f",      "http://a:80/b",
+                                        "http://A/B/C"};
+    static const char *const refs[] = {
+        "g",      "g/",       "/g",         "/g/h?i=j",     "g?y/z",   "g;x=1/../y", "g/./h",
+        "g/../h", "/./g",     "/../g",      "/g/../../h",   "g:h",     "a/b:c",      "g%20h",
+        "g%2Fh",  "/%7Eu",    "g~x",        "g!$&'()*+,;=", "/@x",     "g@h:1/x",    "-g",
+        "_g",     "g#s",      "/g#s",       "g[1]",         "/g|h",    "g\\h",       "g^h",
+        "g`h",    "g{h}",     "/g\"h",      "g<h>",         "..g",     ".g",         "g..",
+        "/",      "/?",       "g?",         "g#",           "1g:x",    "+g",         "g.html",
+        "./g",    "../g",     "../../../g", "./",           "../",     ".",          "..",
+        "g h",    "/g h?i j", "\xc3\xa9",   "/\xc3\xa9",    "./../?y", ".//g",       "../..//g",
+        "./?y",   "../?y",    "./..",       "./../g/./h"};
+    char want[512], got[512];
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
+        sieve_canon_base *parsed = sieve_canon_parse_base(bases[b]);
+        ck_assert_msg(parsed != NULL, "%s", bases[b]);
+        for (size_t r = 0; r < sizeof refs / sizeof *refs; r++) {
+            size_t n = strlen(refs[r]);
+            int st = sieve_canon_url(dflt, bases[b], refs[r], n, want, sizeof want, NULL);
+            int got_st = sieve_canon_url_parsed(dflt, parsed, refs[r], n, got, sizeof got, NULL);
+            ck_assert_msg(got_st == st, "%s + %s: %d, not %d", bases[b], refs[r], got_st, st);
+            if (st == SIEVE_OK)
+                ck_assert_msg(strcmp(got, want) == 0, "%s + %s: %s, not %s", bases[b], refs[r], got,
+                              want);
+        }
+        sieve_canon_base_free(parsed);
+    }
 }
 END_TEST
 
@@ -678,6 +720,7 @@ int main(void)
     tcase_add_test(tc, escapes_are_decoded_after_parsing);
     tcase_add_test(tc, fragments_are_removed);
     tcase_add_test(tc, fragments_are_not_parsed);
+    tcase_add_test(tc, references_joined_to_a_parsed_base_match_curls_join);
     tcase_add_test(tc, whitespace_follows_html_href_rules);
     tcase_add_test(tc, only_http_and_https_are_accepted);
     tcase_add_test(tc, bases_and_malformed_input);

@@ -136,12 +136,12 @@ struct sieve_links {
     char *stage;        /* small chunks wait here until flush_at bytes */
     size_t stage_len, stage_cap;
     size_t flush_at;
-    bool keep_nul;  /* a wide charset was given: NUL bytes are text */
-    size_t max_ref; /* longest attribute value worth canonicalizing */
-    char *page;     /* canonical page URL */
-    char *base;     /* current base: page or resolved <base href> */
-    CURLU *base_u;  /* the same, parsed once for all the links after it */
-    char *out;      /* max_len + 1 bytes for each link's URL */
+    bool keep_nul;            /* a wide charset was given: NUL bytes are text */
+    size_t max_ref;           /* longest attribute value worth canonicalizing */
+    char *page;               /* canonical page URL */
+    char *base;               /* current base: page or resolved <base href> */
+    sieve_canon_base *base_u; /* the same, parsed once for all the links after it */
+    char *out;                /* max_len + 1 bytes for each link's URL */
     size_t cap;
     struct held held;                       /* what libxml2 holds unparsed, as counted */
     unsigned char prev;                     /* last byte handed to libxml2 */

@@ -348,7 +348,7 @@ static void on_base(sieve_links *lx, const char *href)
     memcpy(lx->base, lx->out, strlen(lx->out) + 1);
     memo_seeds(lx);
     lx->st.base_used = strcmp(lx->base, lx->page) != 0;
-    curl_url_cleanup(lx->base_u);
+    sieve_canon_base_free(lx->base_u);
     lx->base_u = sieve_canon_parse_base(lx->base);
     hrefs_clear(&lx->hrefs);
 }
@@ -466,7 +466,7 @@ void sieve_links_free(sieve_links *lx)
         htmlFreeParserCtxt(lx->ctxt);
     free(lx->page);
     free(lx->base);
-    curl_url_cleanup(lx->base_u);
+    sieve_canon_base_free(lx->base_u);
     hrefs_free(&lx->hrefs);
     free(lx->out);
     free(lx->stage);

@@ -9,13 +9,19 @@
 
 #include "sieve/url.h"
 
+/* A base URL parsed once, for the links of a page (url.c). */
+typedef struct sieve_canon_base sieve_canon_base;
+
 /* Parses an absolute http(s) base URL; NULL if it is not one or memory
  * ran out. */
-CURLU *sieve_canon_parse_base(const char *base);
+sieve_canon_base *sieve_canon_parse_base(const char *base);
+
+/* Frees a parsed base; NULL is a no-op. */
+void sieve_canon_base_free(sieve_canon_base *b);
 
 /* As sieve_canon_url() with base parsed by sieve_canon_parse_base(). */
-int sieve_canon_url_parsed(const sieve_canon *c, CURLU *base, const char *ref, size_t ref_len,
-                           char *out, size_t cap, sieve_canon_info *info);
+int sieve_canon_url_parsed(const sieve_canon *c, const sieve_canon_base *base, const char *ref,
+                           size_t ref_len, char *out, size_t cap, sieve_canon_info *info);
 
 /* Where the fragment of ref (n bytes, as written) starts when
  * canonicalizing only what comes before it gives the same result, else n:
