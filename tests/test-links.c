@@ -794,6 +794,14 @@ static const char *const tricky[] = {
     "<html><body><a href=/h1></body></html>text <!-- c --> more<a href=/h2><span class=x>y"
     "</span><a href=/h3></html><script>x</script><a href=/h4>",
     "<head><style>p{}</style><script src=x></script></head><a href=/n1>",
+    /* values libxml2 decodes or reads its own way, beside ones it hands
+     * back as they are (bare link tags), and bare link tags of the page */
+    "<a href=\"/e?a=1&amp;b=2\"><a href=/plain1><a href=\"&#47;slash\"><a href=\"/s p\">"
+    "<a href=\" /lead\"><a href='/trail '><a href=\"/t\tab\"><a href=\"/n\nl\"><a href=\"\">"
+    "<a href=/plain2 rel=\"no&#102;ollow\"><a rel=\"nofollow \" href=/nf2><a><a href=/plain3>"
+    "<a title=x><iframe src=\"/if&amp;x\"></iframe><area href=/ar2 rel=nofollow><a href=\"/&lt;\">"
+    "<a href=\"/\x01ctl\"><?x?><a><a href=/after-pi><a href=\"/&\"><a href=\"/c\r\nr\">"
+    "<a href=\"/caf\xc3\xa9\"><a href=\"/del\x7f\"><a href=/last>",
 };
 
 /* Runs the extractor over html with hiding h, fed whole (step 0), in

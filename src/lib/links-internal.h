@@ -116,6 +116,25 @@ struct href_table {
     size_t used, size;
 };
 
+/* Bare link tags (links-squeeze.c): the values of a link tag's href, src
+ * and rel, taken out of the tag handed to libxml2 and given to
+ * on_start() when libxml2 reports the tag, in the order handed. */
+enum { LX_BARE_HREF, LX_BARE_SRC, LX_BARE_REL, LX_BARE_ATTRS };
+struct lx_bare {
+    uint32_t off[LX_BARE_ATTRS]; /* in the arena, NUL-terminated; UINT32_MAX: none */
+};
+struct lx_bares {
+    struct lx_bare *e;
+    size_t n, next, cap; /* entries queued, the next to take, room */
+    char *arena;
+    size_t used, size;
+};
+
+/* Queues the values of a bare link tag (v[k] NULL: no such attribute);
+ * false when memory ran out (lx->err set). */
+bool lx_bare_push(sieve_links *lx, const unsigned char *const v[LX_BARE_ATTRS],
+                  const size_t len[LX_BARE_ATTRS]);
+
 struct sieve_links {
     htmlParserCtxtPtr ctxt;
     htmlSAXHandler sax;
@@ -130,10 +149,11 @@ struct sieve_links {
     int hiding;     /* enum sieve_links_hiding */
     char *squeezed; /* what a squeeze hands to libxml2 */
     size_t squeezed_cap;
-    int err;            /* sticky failure: SIEVE_ENOMEM, SIEVE_ETOOLONG */
-    size_t max_pending; /* most unparsed bytes libxml2 may hold */
-    size_t pending;     /* unparsed bytes it held after the last call */
-    char *stage;        /* small chunks wait here until flush_at bytes */
+    struct lx_bares bares; /* values of the bare link tags handed */
+    int err;               /* sticky failure: SIEVE_ENOMEM, SIEVE_ETOOLONG */
+    size_t max_pending;    /* most unparsed bytes libxml2 may hold */
+    size_t pending;        /* unparsed bytes it held after the last call */
+    char *stage;           /* small chunks wait here until flush_at bytes */
     size_t stage_len, stage_cap;
     size_t flush_at;
     bool keep_nul;            /* a wide charset was given: NUL bytes are text */

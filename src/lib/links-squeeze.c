@@ -288,8 +288,43 @@ static enum tag_kind tag_kind(const unsigned char *p, size_t n)
  * does, if it is plain, and writes to out what libxml2 is handed instead:
  * its length in *out_len. Returns the tag's length, NOT_PLAIN, or
  * NEED_MORE. *name and *name_len give its name; *closed tells "/>". */
+/* Bare link tags. Reading the kept link attributes was then most of what
+ * libxml2 still did on a dense page: their values a character at a time
+ * (xmlNextChar, about 9% of a dense crawl's instructions), copied out,
+ * and an attribute array built and freed for every tag. Yet a value of
+ * printable ASCII without '&' comes back from libxml2 exactly as it was
+ * written: there is no reference to decode and nothing to convert. So a
+ * plain link tag whose kept values are all such is handed to libxml2 bare
+ * ("<a>", "<iframe />"), and its values wait in a queue
+ * (lx_bare_push()) that on_start() reads from when libxml2 reports a link
+ * tag without attributes: libxml2 reports start tags in the order it was
+ * handed them, and every link tag the squeeze hands bare has its entry.
+ * A bare link tag in the page itself comes when the queue is empty, as
+ * the bytes libxml2 reads itself come after what it was handed; it has
+ * no link, as before. A tag with any other kept value keeps its
+ * attributes for libxml2 to read. */
+
+/* A link tag's href, src and rel values as plain_start_tag() read them:
+ * the first of each name (libxml2 drops the later ones), and whether the
+ * tag may go to libxml2 bare (see "Bare link tags" below). */
+struct tag_links {
+    const unsigned char *v[LX_BARE_ATTRS]; /* NULL: no such attribute */
+    size_t len[LX_BARE_ATTRS];
+    bool bare;
+};
+
+/* Whether libxml2 would hand back the value's bytes as they are: no
+ * character reference to decode, nothing it could read another way. */
+static bool value_as_is(const unsigned char *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (v[k] <= 0x20 || v[k] >= 0x7f || v[k] == '&')
+            return false;
+    return true;
+}
+
 static size_t plain_start_tag(const unsigned char *p, size_t len, enum tag_kind *kind, bool *closed,
-                              char *out, size_t *out_len)
+                              char *out, size_t *out_len, struct tag_links *tl)
 {
     size_t i = 1;
     while (i < len && lx_name_char(p[i]))
@@ -298,8 +333,9 @@ static size_t plain_start_tag(const unsigned char *p, size_t len, enum tag_kind 
         return NOT_PLAIN;
     *kind = tag_kind(p + 1, i - 1);
     *closed = false;
-    size_t o = i, attrs = 0;
+    size_t o = i, attrs = 0, name_end = i;
     memcpy(out, p, i);
+    *tl = (struct tag_links){.bare = true};
     for (;;) {
         while (i < len && lx_is_blank(p[i]))
             i++;
@@ -326,6 +362,8 @@ static size_t plain_start_tag(const unsigned char *p, size_t len, enum tag_kind 
         if (i - a >= NAME_CUT)
             return NOT_PLAIN;
         size_t name_len = i - a, j = i;
+        const unsigned char *value = NULL;
+        size_t value_len = 0;
         while (j < len && lx_is_blank(p[j]))
             j++;
         if (j == len)
@@ -342,6 +380,8 @@ static size_t plain_start_tag(const unsigned char *p, size_t len, enum tag_kind 
                 size_t v = (size_t)(q - p) - j - 1;
                 if (utf8_run(p + j + 1, v) != v)
                     return NOT_PLAIN;
+                value = p + j + 1;
+                value_len = v;
                 j = (size_t)(q - p) + 1;
             } else {
                 /* htmlParseHTMLAttribute() reads it up to a blank or '>'
@@ -354,16 +394,25 @@ static size_t plain_start_tag(const unsigned char *p, size_t len, enum tag_kind 
                     return len - v > CARRY_MAX ? NOT_PLAIN : NEED_MORE;
                 if (j == v || p[j] == '"' || p[j] == '\'' || utf8_run(p + v, j - v) != j - v)
                     return NOT_PLAIN;
+                value = p + v;
+                value_len = j - v;
             }
         } else if (!lx_is_blank(p[i]) && p[i] != '>' && p[i] != '/') {
             return NOT_PLAIN;
         }
-        if (*kind == KIND_LINK &&
-            (name_is(p + a, name_len, "href") || name_is(p + a, name_len, "src") ||
-             name_is(p + a, name_len, "rel"))) {
+        int which = *kind != KIND_LINK                 ? -1
+                    : name_is(p + a, name_len, "href") ? LX_BARE_HREF
+                    : name_is(p + a, name_len, "src")  ? LX_BARE_SRC
+                    : name_is(p + a, name_len, "rel")  ? LX_BARE_REL
+                                                       : -1;
+        if (which >= 0) {
             out[o++] = ' ';
             memcpy(out + o, p + a, j - a);
             o += j - a;
+            if (value == NULL || !value_as_is(value, value_len))
+                tl->bare = false;
+            else if (tl->v[which] == NULL)
+                tl->v[which] = value, tl->len[which] = value_len;
         }
         i = j;
     }
@@ -372,6 +421,8 @@ static size_t plain_start_tag(const unsigned char *p, size_t len, enum tag_kind 
         *out_len = i + 1;
         return i + 1;
     }
+    if (*kind == KIND_LINK && tl->bare)
+        o = name_end; /* its values go to on_start() another way */
     /* A blank before "/>", which a kept unquoted value would otherwise
      * take for its own. */
     if (*closed) {
@@ -554,7 +605,8 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
         } else if (ascii_letter(p[i + 1])) {
             enum tag_kind kind;
             bool closed;
-            n = plain_start_tag(p + i, len - i, &kind, &closed, out + o, &k);
+            struct tag_links tl;
+            n = plain_start_tag(p + i, len - i, &kind, &closed, out + o, &k, &tl);
             if (n != NOT_PLAIN && n != NEED_MORE && kind == KIND_RAW && !closed) {
                 /* The data and the end tag that ends it, or nothing. */
                 size_t nl = 1, d;
@@ -569,6 +621,9 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
                     continue;
                 }
             }
+            if (n != NOT_PLAIN && n != NEED_MORE && kind == KIND_LINK && tl.bare &&
+                !lx_bare_push(lx, tl.v, tl.len))
+                return i; /* out of memory: lx->err says so */
             if (n != NOT_PLAIN && n != NEED_MORE) {
                 if (kind == KIND_OTHER || kind == KIND_RAW)
                     k = 0; /* no link depends on it */

@@ -405,11 +405,88 @@ void lx_limit_depth(sieve_links *lx)
         lx->st.depth_max = (size_t)c->nameNr;
 }
 
+/* ---- bare link tags (see links-squeeze.c) ---- */
+
+static bool bare_room(sieve_links *lx, size_t bytes)
+{
+    struct lx_bares *b = &lx->bares;
+    if (b->next == b->n) /* all taken: start over */
+        b->n = b->next = b->used = 0;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        struct lx_bare *e = realloc(b->e, cap * sizeof *e);
+        if (!e)
+            return false;
+        b->e = e;
+        b->cap = cap;
+    }
+    if (b->used + bytes > b->size) {
+        size_t size = b->size ? b->size : 4096;
+        while (size < b->used + bytes)
+            size *= 2;
+        char *a = size <= UINT32_MAX ? realloc(b->arena, size) : NULL;
+        if (!a)
+            return false;
+        b->arena = a;
+        b->size = size;
+    }
+    return true;
+}
+
+bool lx_bare_push(sieve_links *lx, const unsigned char *const v[LX_BARE_ATTRS],
+                  const size_t len[LX_BARE_ATTRS])
+{
+    size_t bytes = 0;
+    for (int k = 0; k < LX_BARE_ATTRS; k++)
+        bytes += v[k] ? len[k] + 1 : 0;
+    if (!bare_room(lx, bytes)) {
+        lx->err = SIEVE_ENOMEM;
+        return false;
+    }
+    struct lx_bares *b = &lx->bares;
+    struct lx_bare *e = &b->e[b->n++];
+    for (int k = 0; k < LX_BARE_ATTRS; k++) {
+        e->off[k] = UINT32_MAX;
+        if (!v[k])
+            continue;
+        e->off[k] = (uint32_t)b->used;
+        memcpy(b->arena + b->used, v[k], len[k]);
+        b->arena[b->used + len[k]] = '\0';
+        b->used += len[k] + 1;
+    }
+    return true;
+}
+
+/* The attributes of a bare link tag, as libxml2 would have reported them
+ * (names lower case, the first of each), in atts; how many. */
+static size_t bare_take(sieve_links *lx, const char *atts[2 * LX_BARE_ATTRS + 1])
+{
+    static const char *const names[LX_BARE_ATTRS] = {"href", "src", "rel"};
+    struct lx_bares *b = &lx->bares;
+    const struct lx_bare *e = &b->e[b->next++];
+    size_t n = 0;
+    for (int k = 0; k < LX_BARE_ATTRS; k++) {
+        if (e->off[k] == UINT32_MAX)
+            continue;
+        atts[2 * n] = names[k];
+        atts[2 * n + 1] = b->arena + e->off[k];
+        n++;
+    }
+    atts[2 * n] = NULL;
+    return n;
+}
+
 static void on_start(void *ud, const xmlChar *name, const xmlChar **atts)
 {
     sieve_links *lx = ud;
     const char *tag = (const char *)name;
     lx_limit_depth(lx);
+    /* A link tag the squeeze handed bare: its values wait in order. */
+    const char *bare[2 * LX_BARE_ATTRS + 1];
+    if (!atts && tag && lx->bares.next < lx->bares.n && link_attr(tag)) {
+        bare_take(lx, bare);
+        atts = (const xmlChar **)bare;
+    }
     size_t n = 0;
     while (atts && atts[2 * n])
         n++;
@@ -471,6 +548,8 @@ void sieve_links_free(sieve_links *lx)
     free(lx->out);
     free(lx->stage);
     free(lx->squeezed);
+    free(lx->bares.e);
+    free(lx->bares.arena);
     free(lx);
 }
 
