@@ -393,9 +393,10 @@ report() {
     echo "Medians of $REPS runs per tool and site (pages: the fewest any run fetched)."
     echo "pages = distinct HTML URLs nginx answered 200; requests = all requests in nginx's log;"
     echo "pages/s = pages / wall s; CPU s = user + system of the crawler process;"
-    echo "peak RSS = the crawler process's maximum resident set (GNU time %M)."
+    echo "CPU ms/page = CPU s / pages; peak RSS = the crawler process's maximum resident set (GNU time %M)."
     echo
-    printf '%-6s %8s %9s %9s %8s %9s %8s %13s\n' tool site pages requests "wall s" pages/s "CPU s" "peak RSS MiB"
+    printf '%-6s %8s %9s %9s %8s %9s %8s %11s %13s\n' tool site pages requests "wall s" pages/s "CPU s" \
+        "CPU ms/page" "peak RSS MiB"
     local n tool
     for n in $SIZES; do
         for tool in sieve fifo wget2; do
@@ -406,20 +407,21 @@ report() {
             cpu=$(median "$tool" "$n" 6)
             rss=$(median "$tool" "$n" 7)
             awk -v t="$tool" -v n="$n" -v p="$pages" -v r="$reqs" -v w="$wall" -v c="$cpu" \
-                -v m="$rss" 'BEGIN { printf "%-6s %8d %9d %9d %8.2f %9.0f %8.2f %13.1f\n",
-                t, n, p, r, w, (w > 0 ? p / w : 0), c, m / 1024 }'
+                -v m="$rss" 'BEGIN { printf "%-6s %8d %9d %9d %8.2f %9.0f %8.2f %11.3f %13.1f\n",
+                t, n, p, r, w, (w > 0 ? p / w : 0), c, (p > 0 ? 1000 * c / p : 0), m / 1024 }'
         done
     done
     echo
     echo "sieve / wget2 (medians):"
-    printf '%-8s %14s %10s %14s\n' site pages/s "CPU s" "peak RSS"
+    printf '%-8s %14s %10s %14s\n' site pages/s "CPU/page" "peak RSS"
     for n in $SIZES; do
         awk -v n="$n" -v sp="$(least sieve "$n" 9)" -v wp="$(least wget2 "$n" 9)" \
             -v sw="$(median sieve "$n" 5)" -v ww="$(median wget2 "$n" 5)" \
             -v sc="$(median sieve "$n" 6)" -v wc="$(median wget2 "$n" 6)" \
             -v sm="$(median sieve "$n" 7)" -v wm="$(median wget2 "$n" 7)" 'BEGIN {
                 r = (sw > 0 && ww > 0 && wp > 0) ? (sp / sw) / (wp / ww) : 0
-                printf "%-8d %14.2f %10.2f %14.2f\n", n, r, (wc > 0 ? sc / wc : 0),
+                printf "%-8d %14.2f %10.2f %14.2f\n", n, r,
+                    (wc > 0 && sp > 0 && wp > 0 ? (sc / sp) / (wc / wp) : 0),
                     (wm > 0 ? sm / wm : 0) }'
     done
     targets
