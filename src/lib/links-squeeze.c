@@ -292,8 +292,10 @@ static enum tag_kind tag_kind(const unsigned char *p, size_t n)
  * libxml2 still did on a dense page: their values a character at a time
  * (xmlNextChar, about 9% of a dense crawl's instructions), copied out,
  * and an attribute array built and freed for every tag. Yet a value of
- * printable ASCII without '&' comes back from libxml2 exactly as it was
- * written: there is no reference to decode and nothing to convert. So a
+ * ASCII graphic characters without '&' comes back from libxml2 exactly as
+ * it was written: there is no reference to decode and nothing to convert
+ * (blanks, controls and other bytes may come back as written too, the
+ * tests find; they are left to libxml2 all the same). So a
  * plain link tag whose kept values are all such is handed to libxml2 bare
  * ("<a>", "<iframe />"), and its values wait in a queue
  * (lx_bare_push()) that on_start() reads from when libxml2 reports a link
@@ -306,7 +308,7 @@ static enum tag_kind tag_kind(const unsigned char *p, size_t n)
 
 /* A link tag's href, src and rel values as plain_start_tag() read them:
  * the first of each name (libxml2 drops the later ones), and whether the
- * tag may go to libxml2 bare (see "Bare link tags" below). */
+ * tag may go to libxml2 bare (see "Bare link tags" above). */
 struct tag_links {
     const unsigned char *v[LX_BARE_ATTRS]; /* NULL: no such attribute */
     size_t len[LX_BARE_ATTRS];
