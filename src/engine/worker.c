@@ -45,10 +45,10 @@
  * crawl meets many new hosts. So each worker has more slots, for
  * robots.txt only: four per transfer slot, this many at most (a slot is
  * about 95 KB, mostly untouched). A URL that finds them all busy fetches
- * its robots.txt in its own slot. Over 1000 hosts with lookups of 50 ms (bench/hosts.sh
- * --dns-ms 50), pages/s against a crawl over 4 hosts was 0.27 without
- * them, 0.39 with one per transfer slot, 0.53 with four, 0.59 with
- * eight. */
+ * its robots.txt in its own slot. Over 1000 hosts with lookups of 50 ms
+ * (bench/hosts.sh --dns-ms 50), pages/s against a crawl over 4 hosts was
+ * 0.27 without them, 0.39 with one per transfer slot, 0.53 with four,
+ * 0.59 with eight. */
 #define WORKER_ROBOTS_SLOTS_MAX 64
 
 /* Links a worker remembers as pushed (sieve/links.h): 8 bytes each. */
