@@ -1,6 +1,7 @@
 /* test-hosts.c - per-host scheduling through the frontier's API. */
 #include <check.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,7 +453,122 @@ START_TEST(bad_politeness_is_refused)
     cfg.politeness.max_conns = 1;
     cfg.politeness.delay_s = NAN;
     ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_EINVAL);
+    cfg.politeness.delay_s = 0;
+    cfg.politeness.partitions = SIEVE_PARTITIONS_MAX + 1;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_EINVAL);
     ck_assert_ptr_null(f);
+}
+END_TEST
+
+#define PART_HOSTS 64
+#define PART_EACH  4
+
+/* A frontier with two partitions, PART_EACH URLs of each of PART_HOSTS
+ * hosts pushed round and round, no delay and no connection limit. */
+static sieve_frontier *make_parted(void)
+{
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    cfg.seen.kind = SIEVE_SEEN_EXACT;
+    cfg.politeness.enabled = true;
+    cfg.politeness.max_conns = PART_HOSTS * PART_EACH;
+    cfg.politeness.delay_s = 0;
+    cfg.politeness.partitions = 2;
+    sieve_frontier *f = NULL;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    for (int i = 0; i < PART_EACH; i++)
+        for (int h = 0; h < PART_HOSTS; h++) {
+            char url[64];
+            snprintf(url, sizeof url, "http://h%d.test/%d", h, i);
+            push(f, url);
+        }
+    return f;
+}
+
+/* Pops every URL from part, nothing done, and writes the host of each
+ * pop, in order, to seq. */
+static void pop_all_from(sieve_frontier *f, unsigned part, int *seq)
+{
+    for (int i = 0; i < PART_HOSTS * PART_EACH; i++) {
+        char buf[64];
+        sieve_url u;
+        ck_assert_int_eq(sieve_frontier_try_pop_from(f, part, buf, sizeof buf, &u, NULL), SIEVE_OK);
+        ck_assert_int_eq(sscanf(u.url, "http://h%d.test/", &seq[i]), 1);
+    }
+    char buf[64];
+    sieve_url u;
+    ck_assert_int_eq(sieve_frontier_pop_from(f, part, buf, sizeof buf, &u, 0), SIEVE_EAGAIN);
+}
+
+/* Where seq splits in two runs of pops whose hosts are disjoint: every
+ * URL of the hosts of the first run comes before any of the second's.
+ * 0 if there is no such split. */
+static int split_of(const int *seq)
+{
+    int n = PART_HOSTS * PART_EACH, last[PART_HOSTS];
+    for (int i = 0; i < n; i++)
+        last[seq[i]] = i;
+    int reach = 0; /* the last pop of any host seen so far */
+    for (int i = 0; i < n - 1; i++) {
+        if (last[seq[i]] > reach)
+            reach = last[seq[i]];
+        if (reach == i)
+            return i + 1;
+    }
+    return 0;
+}
+
+START_TEST(a_pop_from_a_partition_takes_its_hosts_first)
+{
+    sieve_frontier *f = make_parted();
+    int seq0[PART_HOSTS * PART_EACH], seq1[PART_HOSTS * PART_EACH];
+    pop_all_from(f, 0, seq0);
+    sieve_frontier_free(f);
+    f = make_parted();
+    pop_all_from(f, 1, seq1);
+    sieve_frontier_free(f);
+    /* Part 0's hosts, every URL of them, then part 1's (taken because
+     * nothing else was ready); from part 1, the other way round. */
+    int k = split_of(seq0);
+    ck_assert_msg(k > 0, "a pop from part 0 mixed the hosts of the two parts");
+    int n = PART_HOSTS * PART_EACH;
+    ck_assert_int_eq(split_of(seq1), n - k);
+    bool in_first[PART_HOSTS] = {false};
+    for (int i = 0; i < k; i++)
+        in_first[seq0[i]] = true;
+    for (int i = 0; i < n - k; i++)
+        ck_assert_msg(!in_first[seq1[i]], "host h%d is in both parts", seq1[i]);
+}
+END_TEST
+
+START_TEST(a_partition_with_nothing_ready_takes_from_another)
+{
+    sieve_frontier *f = NULL;
+    sieve_frontier_config cfg;
+    sieve_frontier_config_init(&cfg);
+    cfg.politeness.enabled = true;
+    cfg.politeness.delay_s = 0;
+    cfg.politeness.partitions = 2;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    push(f, "http://a.test/1");
+    push(f, "http://a.test/2");
+    char b0[64], b1[64];
+    sieve_url u;
+    /* one host, in one of the parts: both parts' pops get its URLs */
+    ck_assert_int_eq(sieve_frontier_try_pop_from(f, 0, b0, sizeof b0, &u, NULL), SIEVE_OK);
+    ck_assert_str_eq(u.url, "http://a.test/1");
+    ck_assert_int_eq(sieve_frontier_pop_from(f, 1, b1, sizeof b1, &u, 0), SIEVE_OK);
+    ck_assert_str_eq(u.url, "http://a.test/2");
+    ck_assert_int_eq(sieve_frontier_pop_from(f, 2, b1, sizeof b1, &u, 0), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_frontier_try_pop_from(f, 2, b1, sizeof b1, &u, NULL), SIEVE_EINVAL);
+    sieve_frontier_free(f);
+    /* without per-host scheduling there is one part */
+    cfg.politeness.enabled = false;
+    ck_assert_int_eq(sieve_frontier_new(&f, &cfg), SIEVE_OK);
+    push(f, "http://a.test/1");
+    ck_assert_int_eq(sieve_frontier_pop_from(f, 1, b1, sizeof b1, &u, 0), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_frontier_pop_from(f, 0, b1, sizeof b1, &u, 0), SIEVE_OK);
+    sieve_frontier_free(f);
 }
 END_TEST
 
@@ -476,6 +592,8 @@ int main(void)
     tcase_add_test(tc, a_host_is_not_forgotten_before_its_delay_is_over);
     tcase_add_test(tc, a_host_waiting_for_a_retry_is_kept);
     tcase_add_test(tc, bad_politeness_is_refused);
+    tcase_add_test(tc, a_pop_from_a_partition_takes_its_hosts_first);
+    tcase_add_test(tc, a_partition_with_nothing_ready_takes_from_another);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -100,7 +100,13 @@ typedef struct sieve_politeness {
     unsigned max_conns; /* URLs of one host in flight at once; default 2 */
     double delay_s;     /* seconds between two request starts to a host; default 1 */
     double max_delay_s; /* cap on a host's own delay (robots.txt Crawl-delay); default 30 */
+    /* Hosts split, by a hash of their name, into this many partitions
+     * for sieve_frontier_try_pop_from(); default 1. At most
+     * SIEVE_PARTITIONS_MAX. */
+    unsigned partitions;
 } sieve_politeness;
+
+#define SIEVE_PARTITIONS_MAX 1024
 
 /* Called each time a pop that found nothing might now find something: a
  * URL was enqueued or given back, a host was released or finished a URL,
@@ -283,6 +289,20 @@ SIEVE_API int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve
  * on_wake). Thread-safe. */
 SIEVE_API int sieve_frontier_try_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
                                      double *ready_in);
+
+/* As pop() and try_pop(), for a caller that serves partition part of
+ * the hosts (politeness.partitions; each host is in one, by a hash of its
+ * name): a URL of a host in part if one is ready, else the one pop()
+ * would take, so that no caller waits while another part has work. A
+ * crawler whose workers keep their own connections gives each worker a
+ * part: a host's URLs then go to one worker while it keeps up, and open
+ * one set of connections. Without per-host scheduling, or with one
+ * partition, the same as pop() and try_pop(). SIEVE_EINVAL if part is
+ * not below the partitions. Thread-safe. */
+SIEVE_API int sieve_frontier_pop_from(sieve_frontier *f, unsigned part, char *buf, size_t cap,
+                                      sieve_url *out, int timeout_ms);
+SIEVE_API int sieve_frontier_try_pop_from(sieve_frontier *f, unsigned part, char *buf, size_t cap,
+                                          sieve_url *out, double *ready_in);
 
 /* Reports that the URL u, filled by pop(), has been handled (its links
  * pushed); with per-host scheduling this frees its host's slot. Push a

@@ -187,12 +187,15 @@ static int make_frontier(sieve_crawler *c)
     fc.on_wake = worker_frontier_woke;
     fc.wake_ud = c;
     /* Always per-host queues: the gate puts URLs off by giving them back
-     * to their host. host_connections 0 asks for no limit and no delay. */
+     * to their host. host_connections 0 asks for no limit and no delay.
+     * A partition of the hosts for each worker: each host's URLs go to one
+     * worker while it keeps up, so a host gets one worker's connections. */
     bool limited = o->host_connections > 0;
     fc.politeness = (sieve_politeness){.enabled = true,
                                        .max_conns = limited ? o->host_connections : UINT_MAX,
                                        .delay_s = limited ? o->delay_s : 0,
-                                       .max_delay_s = o->max_crawl_delay_s};
+                                       .max_delay_s = o->max_crawl_delay_s,
+                                       .partitions = o->workers};
     fc.queue_memory = o->queue_memory;
     if (o->state_dir == NULL && o->queue_memory == 0)
         return sieve_frontier_new(&c->frontier, &fc);
@@ -340,7 +343,7 @@ int sieve_crawler_add_seed(sieve_crawler *c, const char *url, size_t len)
 static unsigned start_workers(sieve_crawler *c, worker **w)
 {
     unsigned made = 0, started = 0;
-    while (made < c->o.workers && (w[made] = worker_new(c)) != NULL)
+    while (made < c->o.workers && (w[made] = worker_new(c, made)) != NULL)
         made++;
     c->nworkers = made;
     c->workers = w;

@@ -77,12 +77,13 @@ static long idle_connections(const sieve_crawler *c)
     return each > least ? each : least;
 }
 
-worker *worker_new(sieve_crawler *c)
+worker *worker_new(sieve_crawler *c, unsigned index)
 {
     worker *w = calloc(1, sizeof *w);
     if (w == NULL)
         return NULL;
     w->c = c;
+    w->index = index;
     if (c->cb.on_link == NULL && sieve_links_memo_new(&w->memo, WORKER_LINKS_MEMO) != SIEVE_OK) {
         free(w);
         return NULL;
@@ -211,9 +212,10 @@ static bool top_up(worker *w)
         }
         sieve_url u;
         int rc = in_flight(w) == 0
-                     ? sieve_frontier_pop(c->frontier, w->popbuf, sizeof w->popbuf, &u, -1)
-                     : sieve_frontier_try_pop(c->frontier, w->popbuf, sizeof w->popbuf, &u,
-                                              &w->ready_in);
+                     ? sieve_frontier_pop_from(c->frontier, w->index, w->popbuf, sizeof w->popbuf,
+                                               &u, -1)
+                     : sieve_frontier_try_pop_from(c->frontier, w->index, w->popbuf,
+                                                   sizeof w->popbuf, &u, &w->ready_in);
         if (rc != SIEVE_OK && max_pages > 0)
             atomic_fetch_sub(&c->n.reserved, 1);
         if (rc == SIEVE_OK)

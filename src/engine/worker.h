@@ -11,6 +11,7 @@
 
 struct worker {
     sieve_crawler *c;
+    unsigned index; /* its partition of the frontier's hosts */
     CURLM *multi;
     xfer *slots;                     /* nslots for any transfer, then nrobots for robots.txt */
     unsigned nslots, active;         /* the first slots, and how many are busy */
@@ -24,9 +25,10 @@ struct worker {
     sieve_links_memo *memo;
 };
 
-/* Creates a worker with its transfer slots; NULL when out of memory or
- * when curl cannot make a handle. */
-worker *worker_new(sieve_crawler *c);
+/* Creates the worker with this index (its partition of the hosts) and
+ * its transfer slots; NULL when out of memory or when curl cannot make a
+ * handle. */
+worker *worker_new(sieve_crawler *c, unsigned index);
 
 /* Runs the worker until the frontier is drained or closed and its own
  * transfers have ended. A pthread start routine: arg is a worker. */

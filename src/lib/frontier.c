@@ -77,8 +77,9 @@ struct sieve_frontier {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     sieve_seen *seen;
-    sieve_fifo *queue;  /* the queue, without per-host scheduling */
-    sieve_hosts *hosts; /* per-host queues, with it */
+    sieve_fifo *queue;   /* the queue, without per-host scheduling */
+    sieve_hosts *hosts;  /* per-host queues, with it */
+    unsigned partitions; /* of the hosts, for pop_from() */
     size_t max_url_len;
     sieve_logger logger;
     double warn_at;  /* next estimated count that triggers a warning */
@@ -117,8 +118,8 @@ void sieve_frontier_config_init(sieve_frontier_config *cfg)
     /* Library code never prints on its own: messages go nowhere until the
      * embedder names a sink (sieve_logger_default() for stderr). */
     cfg->logger = (sieve_logger){.fn = NULL, .ctx = NULL, .level = SIEVE_LOG_WARN};
-    cfg->politeness =
-        (sieve_politeness){.enabled = false, .max_conns = 2, .delay_s = 1.0, .max_delay_s = 30.0};
+    cfg->politeness = (sieve_politeness){
+        .enabled = false, .max_conns = 2, .delay_s = 1.0, .max_delay_s = 30.0, .partitions = 1};
     cfg->on_wake = NULL;
     cfg->wake_ud = NULL;
     cfg->state_meaning = NULL;
@@ -134,7 +135,8 @@ int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
         cfg->segment_bytes > 0 || cfg->checkpoint_bytes > 0)
         return SIEVE_EINVAL;
     const sieve_politeness *pol = &cfg->politeness;
-    if (pol->enabled && (pol->max_conns == 0 || !(pol->delay_s >= 0) || !(pol->max_delay_s >= 0)))
+    if (pol->enabled && (pol->max_conns == 0 || !(pol->delay_s >= 0) || !(pol->max_delay_s >= 0) ||
+                         pol->partitions > SIEVE_PARTITIONS_MAX))
         return SIEVE_EINVAL;
     sieve_frontier *f = calloc(1, sizeof *f);
     if (f == NULL)
@@ -166,6 +168,7 @@ int sieve_frontier_new(sieve_frontier **out, const sieve_frontier_config *cfg)
     f->grow = cfg->seen.overflow == SIEVE_OVERFLOW_GROW;
     f->layers = sieve_seen_layers(f->seen);
     f->free_flight = FLIGHT_NONE;
+    f->partitions = pol->enabled && pol->partitions > 1 ? pol->partitions : 1;
     *out = f;
     return SIEVE_OK;
 fail:
@@ -805,10 +808,10 @@ static void release_due_locked(sieve_frontier *f, double now)
 
 /* Takes the next URL if one may be fetched now. Without per-host
  * scheduling that is the oldest URL; with it, the oldest URL of the host
- * that has been ready longest. On SIEVE_EAGAIN, *next_ready says when a
- * URL will be ready (+inf: not until a push or a done()). */
-static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sieve_url *out,
-                       double *next_ready)
+ * that has been ready longest, in partition part if one there is. On SIEVE_EAGAIN, *next_ready says
+ * when a URL will be ready (+inf: not until a push or a done()). */
+static int take_locked(sieve_frontier *f, uint32_t part, double now, char *buf, size_t cap,
+                       sieve_url *out, double *next_ready)
 {
     size_t len;
     uint32_t tag, host = 0;
@@ -820,7 +823,7 @@ static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sie
     /* One byte is kept back for the terminating NUL. */
     if (f->hosts != NULL) {
         release_due_locked(f, now);
-        rc = hosts_pop(f->hosts, now, buf, cap - 1, &len, &tag, &host, next_ready);
+        rc = hosts_pop(f->hosts, part, now, buf, cap - 1, &len, &tag, &host, next_ready);
         const later_url *first = later_first(&f->later);
         if (rc == SIEVE_EAGAIN && first != NULL && first->due < *next_ready)
             *next_ready = first->due;
@@ -842,10 +845,9 @@ static int take_locked(sieve_frontier *f, double now, char *buf, size_t cap, sie
     return SIEVE_OK;
 }
 
-int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out, int timeout_ms)
+static int pop_part(sieve_frontier *f, uint32_t part, char *buf, size_t cap, sieve_url *out,
+                    int timeout_ms)
 {
-    if (f == NULL || buf == NULL || out == NULL || cap == 0)
-        return SIEVE_EINVAL;
     double deadline = timeout_ms > 0 ? now_s() + timeout_ms / 1e3 : 0;
     int rc;
     pthread_mutex_lock(&f->lock);
@@ -855,7 +857,7 @@ int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
             break;
         }
         double now = now_s(), next_ready;
-        rc = take_locked(f, now, buf, cap, out, &next_ready);
+        rc = take_locked(f, part, now, buf, cap, out, &next_ready);
         if (rc != SIEVE_EAGAIN)
             break;
         if (drained_locked(f)) {
@@ -882,16 +884,14 @@ int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
     return rc;
 }
 
-int sieve_frontier_try_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
-                           double *ready_in)
+static int try_pop_part(sieve_frontier *f, uint32_t part, char *buf, size_t cap, sieve_url *out,
+                        double *ready_in)
 {
-    if (f == NULL || buf == NULL || out == NULL || cap == 0)
-        return SIEVE_EINVAL;
     pthread_mutex_lock(&f->lock);
     int rc = SIEVE_ECLOSED;
     double now = now_s(), next_ready = 1.0 / 0.0;
     if (!f->st.closed) {
-        rc = take_locked(f, now, buf, cap, out, &next_ready);
+        rc = take_locked(f, part, now, buf, cap, out, &next_ready);
         if (rc == SIEVE_EAGAIN && drained_locked(f))
             rc = SIEVE_EDRAINED;
     }
@@ -899,6 +899,40 @@ int sieve_frontier_try_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *
     if (rc == SIEVE_EAGAIN && ready_in != NULL)
         *ready_in = next_ready > now ? next_ready - now : 0;
     return rc;
+}
+
+static bool pop_args_ok(const sieve_frontier *f, const char *buf, size_t cap, const sieve_url *out)
+{
+    return f != NULL && buf != NULL && out != NULL && cap > 0;
+}
+
+int sieve_frontier_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out, int timeout_ms)
+{
+    return pop_args_ok(f, buf, cap, out) ? pop_part(f, HOSTS_ANY, buf, cap, out, timeout_ms)
+                                         : SIEVE_EINVAL;
+}
+
+int sieve_frontier_try_pop(sieve_frontier *f, char *buf, size_t cap, sieve_url *out,
+                           double *ready_in)
+{
+    return pop_args_ok(f, buf, cap, out) ? try_pop_part(f, HOSTS_ANY, buf, cap, out, ready_in)
+                                         : SIEVE_EINVAL;
+}
+
+int sieve_frontier_pop_from(sieve_frontier *f, unsigned part, char *buf, size_t cap, sieve_url *out,
+                            int timeout_ms)
+{
+    if (!pop_args_ok(f, buf, cap, out) || part >= f->partitions)
+        return SIEVE_EINVAL;
+    return pop_part(f, part, buf, cap, out, timeout_ms);
+}
+
+int sieve_frontier_try_pop_from(sieve_frontier *f, unsigned part, char *buf, size_t cap,
+                                sieve_url *out, double *ready_in)
+{
+    if (!pop_args_ok(f, buf, cap, out) || part >= f->partitions)
+        return SIEVE_EINVAL;
+    return try_pop_part(f, part, buf, cap, out, ready_in);
 }
 
 /* Journals a done(); if that fails the frontier closes, as after a push

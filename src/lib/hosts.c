@@ -44,10 +44,19 @@ typedef struct host_state {
     unsigned in_flight;
     uint32_t later;     /* URLs waiting for a retry off the host: keep it */
     uint32_t next_free; /* free slots: the next free id + 1, 0 = none */
+    uint32_t part;      /* the partition whose heap it goes in */
     double next_start;  /* earliest start of its next request */
     double delay;       /* between two request starts */
-    int64_t heap_pos;   /* index in the heap, -1 when not in it */
+    int64_t heap_pos;   /* index in its part's heap, -1 when not in it */
 } host_state;
+
+/* A partition's heap of ready hosts: room for every host of the part, so
+ * that making a host ready never allocates. */
+typedef struct ready_heap {
+    uint32_t *ids;
+    uint32_t n, cap;
+    uint32_t hosts; /* live hosts of the part */
+} ready_heap;
 
 struct sieve_hosts {
     sieve_politeness policy;
@@ -55,8 +64,8 @@ struct sieve_hosts {
     uint32_t nhosts, cap_hosts;
     uint32_t *table; /* host id + 1, 0 = empty; power-of-two size */
     uint64_t table_mask;
-    uint32_t *heap; /* ids of the ready hosts; room for every host */
-    uint32_t nready;
+    ready_heap *parts; /* the ready hosts of each partition */
+    uint32_t nparts;
     uint32_t nlive;    /* hosts known; nhosts counts slots, free ones too */
     uint32_t free_ids; /* first free slot's id + 1, 0 = none */
     uint32_t sweep_at; /* the next slot the idle sweep looks at */
@@ -72,8 +81,12 @@ int hosts_new(sieve_hosts **out, const sieve_politeness *p)
     if (h == NULL)
         return SIEVE_ENOMEM;
     h->policy = *p;
+    h->nparts = p->partitions > 0 ? p->partitions : 1;
     h->table = calloc(64, sizeof *h->table);
-    if (h->table == NULL) {
+    h->parts = calloc(h->nparts, sizeof *h->parts);
+    if (h->table == NULL || h->parts == NULL) {
+        free(h->table);
+        free(h->parts);
         free(h);
         return SIEVE_ENOMEM;
     }
@@ -92,7 +105,9 @@ void hosts_free(sieve_hosts *h)
         sieve_fifo_free(h->host[i].returned);
     }
     free(h->host);
-    free(h->heap);
+    for (uint32_t i = 0; i < h->nparts; i++)
+        free(h->parts[i].ids);
+    free(h->parts);
     free(h->table);
     free(h);
 }
@@ -114,62 +129,79 @@ void hosts_authority(const char *url, size_t len, const char **host, size_t *hos
     *host_len = (size_t)(q - p);
 }
 
-/* ---- heap of ready hosts, keyed by next_start ---- */
+/* ---- heaps of ready hosts, keyed by next_start ---- */
 
 static int before(const sieve_hosts *h, uint32_t a, uint32_t b)
 {
     return h->host[a].next_start < h->host[b].next_start;
 }
 
-static void heap_set(sieve_hosts *h, uint32_t i, uint32_t id)
+static void heap_set(sieve_hosts *h, ready_heap *r, uint32_t i, uint32_t id)
 {
-    h->heap[i] = id;
+    r->ids[i] = id;
     h->host[id].heap_pos = i;
 }
 
-static void sift_up(sieve_hosts *h, uint32_t i)
+static void sift_up(sieve_hosts *h, ready_heap *r, uint32_t i)
 {
-    uint32_t id = h->heap[i];
-    while (i > 0 && before(h, id, h->heap[(i - 1) / 2])) {
-        heap_set(h, i, h->heap[(i - 1) / 2]);
+    uint32_t id = r->ids[i];
+    while (i > 0 && before(h, id, r->ids[(i - 1) / 2])) {
+        heap_set(h, r, i, r->ids[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
-    heap_set(h, i, id);
+    heap_set(h, r, i, id);
 }
 
-static void sift_down(sieve_hosts *h, uint32_t i)
+static void sift_down(sieve_hosts *h, ready_heap *r, uint32_t i)
 {
-    uint32_t id = h->heap[i];
+    uint32_t id = r->ids[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
-        if (c >= h->nready)
+        if (c >= r->n)
             break;
-        if (c + 1 < h->nready && before(h, h->heap[c + 1], h->heap[c]))
+        if (c + 1 < r->n && before(h, r->ids[c + 1], r->ids[c]))
             c++;
-        if (!before(h, h->heap[c], id))
+        if (!before(h, r->ids[c], id))
             break;
-        heap_set(h, i, h->heap[c]);
+        heap_set(h, r, i, r->ids[c]);
         i = c;
     }
-    heap_set(h, i, id);
+    heap_set(h, r, i, id);
+}
+
+static ready_heap *heap_of(sieve_hosts *h, uint32_t id)
+{
+    return &h->parts[h->host[id].part];
 }
 
 static void heap_insert(sieve_hosts *h, uint32_t id)
 {
-    h->heap[h->nready] = id;
-    sift_up(h, h->nready++);
+    ready_heap *r = heap_of(h, id);
+    r->ids[r->n] = id;
+    sift_up(h, r, r->n++);
 }
 
 static void heap_remove(sieve_hosts *h, uint32_t id)
 {
+    ready_heap *r = heap_of(h, id);
     uint32_t i = (uint32_t)h->host[id].heap_pos;
     h->host[id].heap_pos = -1;
-    uint32_t last = h->heap[--h->nready];
-    if (i == h->nready)
+    uint32_t last = r->ids[--r->n];
+    if (i == r->n)
         return;
-    heap_set(h, i, last);
-    sift_down(h, i);
-    sift_up(h, (uint32_t)h->host[last].heap_pos);
+    heap_set(h, r, i, last);
+    sift_down(h, r, i);
+    sift_up(h, r, (uint32_t)h->host[last].heap_pos);
+}
+
+/* A ready host's next start moved: its place in its heap follows. */
+static void heap_moved(sieve_hosts *h, uint32_t id)
+{
+    if (h->host[id].heap_pos < 0)
+        return;
+    ready_heap *r = heap_of(h, id);
+    sift_up(h, r, (uint32_t)h->host[id].heap_pos);
+    sift_down(h, r, (uint32_t)h->host[id].heap_pos);
 }
 
 /* A host belongs in the heap when it could give a URL. */
@@ -228,14 +260,22 @@ static void table_remove(sieve_hosts *h, uint32_t id)
     h->table[i] = 0;
 }
 
-/* Room for one more host in the arrays, grown before anything is linked so
- * that a failure changes nothing. */
-static int reserve_host(sieve_hosts *h)
+/* Room for one more host in the arrays and in its part's heap, grown
+ * before anything is linked so that a failure changes nothing. */
+static int reserve_host(sieve_hosts *h, ready_heap *r)
 {
     if (h->nlive == UINT32_MAX - 1)
         return SIEVE_EOVERFLOW;
     if ((uint64_t)(h->nlive + 1) * 4 > (h->table_mask + 1) * 3 && grow_table(h) != SIEVE_OK)
         return SIEVE_ENOMEM;
+    if (r->hosts == r->cap) {
+        uint32_t cap = r->cap ? r->cap * 2 : 16;
+        uint32_t *ids = realloc(r->ids, cap * sizeof *ids);
+        if (ids == NULL)
+            return SIEVE_ENOMEM;
+        r->ids = ids;
+        r->cap = cap;
+    }
     if (h->free_ids != 0 || h->nhosts < h->cap_hosts)
         return SIEVE_OK;
     uint32_t cap = h->cap_hosts ? h->cap_hosts * 2 : 16;
@@ -243,10 +283,6 @@ static int reserve_host(sieve_hosts *h)
     if (hs == NULL)
         return SIEVE_ENOMEM;
     h->host = hs;
-    uint32_t *heap = realloc(h->heap, cap * sizeof *heap);
-    if (heap == NULL)
-        return SIEVE_ENOMEM;
-    h->heap = heap;
     h->cap_hosts = cap;
     return SIEVE_OK;
 }
@@ -264,10 +300,13 @@ static int64_t lookup(sieve_hosts *h, const char *name, size_t len, int create)
     }
     if (!create)
         return SIEVE_EAGAIN;
-    int rc = reserve_host(h);
+    /* The hash's high half picks the part; its low half, the slot. */
+    uint32_t part = (uint32_t)((hash >> 32) % h->nparts);
+    int rc = reserve_host(h, &h->parts[part]);
     if (rc != SIEVE_OK)
         return rc;
-    host_state x = {.name_len = len, .hash = hash, .delay = h->policy.delay_s, .heap_pos = -1};
+    host_state x = {
+        .name_len = len, .hash = hash, .part = part, .delay = h->policy.delay_s, .heap_pos = -1};
     x.name = malloc(len + 1);
     if (x.name == NULL || sieve_fifo_new(&x.queue) != SIEVE_OK) {
         free(x.name);
@@ -284,6 +323,7 @@ static int64_t lookup(sieve_hosts *h, const char *name, size_t len, int create)
     }
     h->host[id] = x;
     h->nlive++;
+    h->parts[part].hosts++;
     h->name_bytes += len + 1;
     /* The table may have grown: find the free slot again. */
     i = hash & h->table_mask;
@@ -308,6 +348,7 @@ static void forget(sieve_hosts *h, uint32_t id)
     sieve_fifo_free(x->queue);
     sieve_fifo_free(x->returned);
     h->name_bytes -= x->name_len + 1;
+    h->parts[x->part].hosts--;
     *x = (host_state){.heap_pos = -1, .next_free = h->free_ids};
     h->free_ids = id + 1;
     h->nlive--;
@@ -348,20 +389,42 @@ int hosts_push(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uin
     return SIEVE_OK;
 }
 
-int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, uint32_t *tag,
-              uint32_t *host_id, double *next_ready)
+/* The heap to take from: part's, if its top is ready at now; else the
+ * one whose top is readiest, if that is ready; else NULL, and
+ * *next_ready says when the readiest top will be. */
+static ready_heap *pick(sieve_hosts *h, uint32_t part, double now, double *next_ready)
+{
+    if (part < h->nparts) {
+        ready_heap *own = &h->parts[part];
+        if (own->n > 0 && h->host[own->ids[0]].next_start <= now)
+            return own;
+    }
+    ready_heap *best = NULL;
+    for (uint32_t i = 0; i < h->nparts; i++) {
+        ready_heap *r = &h->parts[i];
+        if (r->n > 0 && (best == NULL || before(h, r->ids[0], best->ids[0])))
+            best = r;
+    }
+    if (best == NULL) {
+        *next_ready = INFINITY;
+        return NULL;
+    }
+    if (h->host[best->ids[0]].next_start > now) {
+        *next_ready = h->host[best->ids[0]].next_start;
+        return NULL;
+    }
+    return best;
+}
+
+int hosts_pop(sieve_hosts *h, uint32_t part, double now, void *buf, size_t cap, size_t *len,
+              uint32_t *tag, uint32_t *host_id, double *next_ready)
 {
     sweep(h, now, 4);
-    if (h->nready == 0) {
-        *next_ready = INFINITY;
+    ready_heap *r = pick(h, part, now, next_ready);
+    if (r == NULL)
         return SIEVE_EAGAIN;
-    }
-    uint32_t id = h->heap[0];
+    uint32_t id = r->ids[0];
     host_state *x = &h->host[id];
-    if (x->next_start > now) {
-        *next_ready = x->next_start;
-        return SIEVE_EAGAIN;
-    }
     sieve_fifo *from = sieve_fifo_length(x->returned) > 0 ? x->returned : x->queue;
     int rc = sieve_fifo_pop(from, buf, cap, len, tag);
     if (rc != SIEVE_OK)
@@ -370,7 +433,7 @@ int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, ui
     x->in_flight++;
     x->next_start = now + x->delay;
     *host_id = id;
-    sift_down(h, 0);
+    sift_down(h, r, 0);
     reconsider(h, id);
     return SIEVE_OK;
 }
@@ -418,8 +481,7 @@ int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *entry, size_t le
     double wait = pause_s > x->delay ? pause_s : x->delay;
     if (x->next_start < now + wait) {
         x->next_start = now + wait;
-        if (x->heap_pos >= 0)
-            sift_down(h, (uint32_t)x->heap_pos);
+        heap_moved(h, host_id);
     }
     return SIEVE_OK;
 }
@@ -460,10 +522,7 @@ int hosts_set_delay(sieve_hosts *h, const char *name, size_t len, double delay)
      * the very next request. */
     x->next_start += d - x->delay;
     x->delay = d;
-    if (x->heap_pos >= 0) {
-        sift_up(h, (uint32_t)x->heap_pos);
-        sift_down(h, (uint32_t)x->heap_pos);
-    }
+    heap_moved(h, (uint32_t)id);
     return SIEVE_OK;
 }
 
@@ -475,8 +534,7 @@ int hosts_pause(sieve_hosts *h, const char *name, size_t len, double until)
     host_state *x = &h->host[id];
     if (x->next_start < until) {
         x->next_start = until;
-        if (x->heap_pos >= 0)
-            sift_down(h, (uint32_t)x->heap_pos);
+        heap_moved(h, (uint32_t)id);
     }
     return SIEVE_OK;
 }
@@ -502,9 +560,10 @@ uint64_t hosts_count(const sieve_hosts *h)
 
 uint64_t hosts_bytes(const sieve_hosts *h)
 {
-    uint64_t bytes = sizeof *h + h->name_bytes +
-                     (uint64_t)h->cap_hosts * (sizeof(host_state) + sizeof(uint32_t)) +
+    uint64_t bytes = sizeof *h + h->name_bytes + (uint64_t)h->cap_hosts * sizeof(host_state) +
                      (h->table_mask + 1) * sizeof(uint32_t);
+    for (uint32_t i = 0; i < h->nparts; i++)
+        bytes += sizeof *h->parts + (uint64_t)h->parts[i].cap * sizeof(uint32_t);
     for (uint32_t i = 0; i < h->nhosts; i++)
         bytes += sieve_fifo_bytes(h->host[i].queue) + sieve_fifo_bytes(h->host[i].returned);
     return bytes;

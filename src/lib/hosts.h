@@ -27,16 +27,20 @@ void hosts_authority(const char *url, size_t len, const char **host, size_t *hos
 int hosts_push(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uint32_t tag,
                double now);
 
+/* A pop that prefers no partition. */
+#define HOSTS_ANY UINT32_MAX
+
 /* Takes the oldest entry of the host that has been ready longest, if one
  * is ready at now: SIEVE_OK, filling buf (cap bytes), *len, *tag and
- * *host_id.
+ * *host_id. With partitions (hosts.c), the host is of partition part if
+ * one there is ready, else of another; HOSTS_ANY prefers none.
  * Otherwise SIEVE_EAGAIN and *next_ready: when the earliest host becomes
  * ready (+inf when every host with URLs is at its connection limit).
  * SIEVE_ERANGE if cap is too small (nothing taken). Each call first
  * forgets a few idle hosts (hosts.c): a host id stays valid while the
  * host has a URL in flight or waiting for a retry. */
-int hosts_pop(sieve_hosts *h, double now, void *buf, size_t cap, size_t *len, uint32_t *tag,
-              uint32_t *host_id, double *next_ready);
+int hosts_pop(sieve_hosts *h, uint32_t part, double now, void *buf, size_t cap, size_t *len,
+              uint32_t *tag, uint32_t *host_id, double *next_ready);
 
 /* A URL of host_id is finished: frees a connection slot. Returns 1 if the
  * host became ready for another URL, 0 if not, SIEVE_ESTATE for an unknown
