@@ -260,6 +260,17 @@ static void table_remove(sieve_hosts *h, uint32_t id)
     h->table[i] = 0;
 }
 
+/* p (an array of *cap elements of elem bytes) doubled, *cap with it; NULL,
+ * with p and *cap as they were, when memory runs out. */
+static void *doubled(void *p, uint32_t *cap, size_t elem)
+{
+    uint32_t n = *cap ? *cap * 2 : 16;
+    void *q = realloc(p, (size_t)n * elem);
+    if (q != NULL)
+        *cap = n;
+    return q;
+}
+
 /* Room for one more host in the arrays and in its part's heap, grown
  * before anything is linked so that a failure changes nothing. */
 static int reserve_host(sieve_hosts *h, ready_heap *r)
@@ -269,21 +280,17 @@ static int reserve_host(sieve_hosts *h, ready_heap *r)
     if ((uint64_t)(h->nlive + 1) * 4 > (h->table_mask + 1) * 3 && grow_table(h) != SIEVE_OK)
         return SIEVE_ENOMEM;
     if (r->hosts == r->cap) {
-        uint32_t cap = r->cap ? r->cap * 2 : 16;
-        uint32_t *ids = realloc(r->ids, cap * sizeof *ids);
+        uint32_t *ids = doubled(r->ids, &r->cap, sizeof *ids);
         if (ids == NULL)
             return SIEVE_ENOMEM;
         r->ids = ids;
-        r->cap = cap;
     }
     if (h->free_ids != 0 || h->nhosts < h->cap_hosts)
         return SIEVE_OK;
-    uint32_t cap = h->cap_hosts ? h->cap_hosts * 2 : 16;
-    host_state *hs = realloc(h->host, cap * sizeof *hs);
+    host_state *hs = doubled(h->host, &h->cap_hosts, sizeof *hs);
     if (hs == NULL)
         return SIEVE_ENOMEM;
     h->host = hs;
-    h->cap_hosts = cap;
     return SIEVE_OK;
 }
 
