@@ -347,8 +347,18 @@ static unsigned start_workers(sieve_crawler *c, worker **w)
         made++;
     c->nworkers = made;
     c->workers = w;
-    while (started < made && pthread_create(&w[started]->thread, NULL, worker_run, w[started]) == 0)
+    /* A stack of their own size, not the process's default, which an
+     * application may lower for the many short threads curl resolves
+     * names in (as the sieve command does). */
+    pthread_attr_t attr;
+    bool sized = pthread_attr_init(&attr) == 0;
+    if (sized)
+        pthread_attr_setstacksize(&attr, WORKER_STACK_BYTES);
+    while (started < made &&
+           pthread_create(&w[started]->thread, sized ? &attr : NULL, worker_run, w[started]) == 0)
         started++;
+    if (sized)
+        pthread_attr_destroy(&attr);
     if (started < c->o.workers)
         sieve_log(&c->o.logger, SIEVE_LOG_WARN, "%u of %u workers started", started, c->o.workers);
     atomic_store(&c->workers_started, started);

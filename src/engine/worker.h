@@ -25,6 +25,10 @@ struct worker {
     sieve_links_memo *memo;
 };
 
+/* A worker thread's stack: glibc's usual default (8 MiB, from the
+ * stack limit), whatever the process's default for new threads is. */
+#define WORKER_STACK_BYTES ((size_t)8 << 20)
+
 /* Creates the worker with this index (its partition of the hosts) and
  * its transfer slots; NULL when out of memory or when curl cannot make a
  * handle. */
