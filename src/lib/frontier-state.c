@@ -849,14 +849,26 @@ static unsigned char *room(fstate *s, size_t n)
 }
 
 /* Packs a record of head (n bytes) then body (m bytes) after the pending
- * ones (no longer than JOURNAL_PAYLOAD_MAX: see FLUSH_BYTES). */
-static int pend_add(fstate *s, uint8_t type, const void *head, size_t n, const void *body, size_t m)
+ * ones (no longer than JOURNAL_PAYLOAD_MAX: see FLUSH_BYTES), sealed at
+ * once, or (sealed false) left for seal_from() to seal. */
+static int pend_add(fstate *s, uint8_t type, const void *head, size_t n, const void *body, size_t m,
+                    bool sealed)
 {
     unsigned char *b = room(s, JOURNAL_RECORD_SIZE(n + m));
     if (b == NULL)
         return SIEVE_ENOMEM;
-    journal_encode(b, type, head, n, body, m);
+    if (sealed)
+        journal_encode(b, type, head, n, body, m);
+    else
+        journal_encode_unsealed(b, type, head, n, body, m);
     return SIEVE_OK;
+}
+
+/* Seals the pending records from offset at on (journal.h says why late). */
+static void seal_from(fstate *s, size_t at)
+{
+    while (at < s->used)
+        at += journal_seal(s->buf + at);
 }
 
 /* Writes the pending records, one write(2) per segment they go to, and
@@ -905,7 +917,7 @@ static int log_push(fstate *s, const char *prev, size_t prev_len, const char *e,
     uint8_t type;
     size_t skip;
     size_t n = push_encode(prev, prev_len, e, len, tag, head, &type, &skip);
-    return pend_add(s, type, head, n, e + skip, len - skip);
+    return pend_add(s, type, head, n, e + skip, len - skip, false);
 }
 
 int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t n,
@@ -918,6 +930,7 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
      * made in s->entry, which the next URL with data takes over. */
     const char *prev = s->prev;
     size_t prev_len = s->prev_len;
+    size_t unsealed = s->used;
     for (size_t i = 0; i < n; i++) {
         if (!take[i])
             continue;
@@ -935,6 +948,7 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
         prev = e == s->entry ? s->prev : e;
         prev_len = len;
     }
+    seal_from(s, unsealed);
     if (prev != s->prev && keep_prev(s, prev, prev_len) != SIEVE_OK) {
         s->failed = 1;
         return SIEVE_ENOMEM;
@@ -951,7 +965,7 @@ int fstate_log_done(fstate *s, uint64_t url_hash)
         return SIEVE_OK; /* nothing is resumed from it */
     unsigned char b[HASH_BYTES];
     le_put(b, url_hash, HASH_BYTES);
-    if (pend_add(s, REC_DONE, b, sizeof b, NULL, 0) != SIEVE_OK) {
+    if (pend_add(s, REC_DONE, b, sizeof b, NULL, 0, true) != SIEVE_OK) {
         s->failed = 1;
         return SIEVE_ENOMEM;
     }
@@ -1023,7 +1037,7 @@ static int relog_dones(fstate *s)
         if (last ? !s->done->has_zero : s->done->slot[i] == 0)
             continue;
         le_put(b, last ? 0 : s->done->slot[i], HASH_BYTES);
-        if (pend_add(s, REC_DONE, b, sizeof b, NULL, 0) != SIEVE_OK)
+        if (pend_add(s, REC_DONE, b, sizeof b, NULL, 0, true) != SIEVE_OK)
             return SIEVE_ENOMEM;
     }
     return SIEVE_OK;

@@ -171,8 +171,8 @@ static void encode_header(unsigned char *p, uint32_t segment)
     put64(p + OFF_CHECKSUM, XXH3_64bits(p, OFF_CHECKSUM));
 }
 
-size_t journal_encode(unsigned char *p, uint8_t type, const void *head, size_t n, const void *body,
-                      size_t m)
+size_t journal_encode_unsealed(unsigned char *p, uint8_t type, const void *head, size_t n,
+                               const void *body, size_t m)
 {
     size_t len = n + m;
     put32(p, (uint32_t)len);
@@ -181,8 +181,21 @@ size_t journal_encode(unsigned char *p, uint8_t type, const void *head, size_t n
         memcpy(p + REC_HEAD, head, n);
     if (m > 0)
         memcpy(p + REC_HEAD + n, body, m);
+    return REC_OVERHEAD + len;
+}
+
+size_t journal_seal(unsigned char *p)
+{
+    uint32_t len = get32(p);
     put32(p + REC_HEAD + len, (uint32_t)XXH3_64bits(p, REC_HEAD + len));
     return REC_OVERHEAD + len;
+}
+
+size_t journal_encode(unsigned char *p, uint8_t type, const void *head, size_t n, const void *body,
+                      size_t m)
+{
+    journal_encode_unsealed(p, type, head, n, body, m);
+    return journal_seal(p);
 }
 
 /* Writes one record at p; returns its size. */

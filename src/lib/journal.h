@@ -110,6 +110,16 @@ int journal_append_batch(journal *j, const journal_record *recs, size_t n, journ
 size_t journal_encode(unsigned char *p, uint8_t type, const void *head, size_t n, const void *body,
                       size_t m);
 
+/* journal_encode() in two steps: the record without its checksum, then
+ * journal_seal() on it, which adds the checksum and returns the record's
+ * size. A writer that packs many records at once seals them after the
+ * last: hashing bytes just stored waits for the stores to drain (the
+ * loads span several of them, so none forwards), and a page of links
+ * later they are plain reads. */
+size_t journal_encode_unsealed(unsigned char *p, uint8_t type, const void *head, size_t n,
+                               const void *body, size_t m);
+size_t journal_seal(unsigned char *p);
+
 /* Appends the records journal_encode() wrote one after the other into buf
  * (len bytes), in one write(2) per segment they go to, from buf itself.
  * If mark is the offset in buf of one of them (SIZE_MAX: none), *mark_pos
