@@ -282,6 +282,30 @@ START_TEST(bytes_follow_the_length)
 }
 END_TEST
 
+/* A short queue that drains and fills again, as a host's does, stays at
+ * its first chunk's size however often it does. */
+START_TEST(a_short_queue_that_drains_stays_small)
+{
+    sieve_fifo *q = new_fifo();
+    unsigned char buf[128];
+    /* 3 URLs a round fit the first chunk; 12 take two chunks */
+    for (uint64_t each = 3; each <= 12; each += 9) {
+        uint64_t most = 0;
+        for (uint64_t round = 0; round < 100; round++) {
+            for (uint64_t i = 0; i < each; i++)
+                push_entry(q, round * each + i, 40, buf);
+            if (round == 0)
+                most = sieve_fifo_bytes(q);
+            REQUIRE(sieve_fifo_bytes(q) <= most, round);
+            for (uint64_t i = 0; i < each; i++)
+                pop_entry(q, round * each + i, 40, buf, sizeof buf);
+        }
+        ck_assert_uint_le(most, 2048);
+    }
+    sieve_fifo_free(q);
+}
+END_TEST
+
 /* Push one, pop one, for a long time: memory stays at a chunk or two. */
 START_TEST(steady_state_memory_is_bounded)
 {
@@ -364,6 +388,7 @@ int main(void)
     tcase_add_test(tc, empty_queue_and_empty_entries);
     tcase_add_test(tc, bytes_follow_the_length);
     tcase_add_test(tc, steady_state_memory_is_bounded);
+    tcase_add_test(tc, a_short_queue_that_drains_stays_small);
     tcase_add_test(tc, reserve_makes_the_next_push_certain);
     tcase_add_test(tc, bad_arguments_are_rejected);
     suite_add_tcase(su, tc);

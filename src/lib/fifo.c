@@ -18,10 +18,12 @@
  * more than itself and never forces a regular chunk to grow.
  *
  * Memory follows the queue. A chunk is released as soon as its last entry
- * is popped. A crawler at steady state pushes and pops at about the same
- * rate, which would free one chunk and malloc the next over and over; one
- * drained regular chunk is therefore kept as a spare (and counted by
- * sieve_fifo_bytes()) and reused by the next push that needs a chunk. */
+ * is popped, and a queue that empties starts again from the small size. A
+ * crawler at steady state pushes and pops at about the same rate, which
+ * would free one chunk and malloc the next over and over; one drained
+ * chunk of the regular or the first size is therefore kept as a spare
+ * (and counted by sieve_fifo_bytes()) and reused by the next push that
+ * fits it. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -79,7 +81,12 @@ static size_t entry_size(size_t len)
  * regular chunk, else one sized to need. */
 static struct fifo_chunk *chunk_get(sieve_fifo *q, size_t need)
 {
-    if (need <= REGULAR_CAP && q->spare != NULL) {
+    /* A queue that drained starts small again: a host's queue that empties
+     * and fills again and again holds a few URLs at a time, and must not
+     * climb to a regular chunk a round. */
+    if (q->head == NULL)
+        q->grow_cap = 0;
+    if (q->spare != NULL && need <= q->spare->cap) {
         struct fifo_chunk *c = q->spare;
         q->spare = NULL;
         return c;
@@ -101,10 +108,12 @@ static struct fifo_chunk *chunk_get(sieve_fifo *q, size_t need)
     return c;
 }
 
-/* Keeps a drained regular chunk as the spare, frees anything else. */
+/* Keeps a drained regular chunk, or a first-size one, as the spare, and
+ * frees anything else: a short queue that drains and fills again reuses
+ * its one small chunk instead of a malloc and a free a round. */
 static void chunk_release(sieve_fifo *q, struct fifo_chunk *c)
 {
-    if (c->cap == REGULAR_CAP && q->spare == NULL) {
+    if ((c->cap == REGULAR_CAP || c->cap == FIRST_CHUNK - CHUNK_HEADER) && q->spare == NULL) {
         q->spare = c;
         return;
     }
