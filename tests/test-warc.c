@@ -487,12 +487,13 @@ static unsigned check_index(const char *text, bool gz)
 
 /* What a crawl meets: bodies of 0 and 1 bytes, a page, a gzip-encoded
  * body, a chunked one, a cut one, a body in small pieces. */
-static void write_variety(const char *name, bool gz)
+static void write_variety(const char *name, bool gz, unsigned gzip_threads)
 {
     make_dir();
     char *path = strdup(path_in(name));
     sieve_warc_options o;
     sieve_warc_options_init(&o);
+    o.gzip_threads = gzip_threads;
     const char *info[] = {"operator: test", "sieve-options: --max-depth 3 --delay 0"};
     o.info = info;
     o.n_info = 2;
@@ -594,13 +595,21 @@ static void write_variety(const char *name, bool gz)
 
 START_TEST(plain_archive)
 {
-    write_variety("crawl.warc", false);
+    write_variety("crawl.warc", false, 0);
 }
 END_TEST
 
 START_TEST(gzip_archive)
 {
-    write_variety("crawl.warc.gz", true);
+    write_variety("crawl.warc.gz", true, SIEVE_WARC_GZIP_THREADS);
+}
+END_TEST
+
+/* Without compression threads the feeding thread compresses: the same
+ * archive. */
+START_TEST(gzip_archive_inline)
+{
+    write_variety("crawl.warc.gz", true, 0);
 }
 END_TEST
 
@@ -981,6 +990,235 @@ START_TEST(threads_gzip)
 }
 END_TEST
 
+/* ---- compression threads ---- */
+
+/* Feeders that each keep several fetches open at once, their pieces
+ * interleaved, as a crawl worker's transfers are: each fetch's result is
+ * kept for checking once the feeders are done. */
+enum { ZQ_FEEDERS = 4, ZQ_OPEN = 4, ZQ_PER_FEEDER = 48 };
+
+typedef struct zq_fetch {
+    char url[96];
+    unsigned char *body;
+    size_t body_len;
+    sieve_warc_fetch_result res;
+    int rc;
+} zq_fetch;
+
+typedef struct zq_feeder {
+    sieve_warc *w;
+    int id;
+    zq_fetch *fetches; /* ZQ_PER_FEEDER of them */
+    bool abort_some;   /* abort every third fetch after feeding half of it */
+} zq_feeder;
+
+static size_t zq_body_len(int t, int i)
+{
+    /* Pages, empty bodies now and then, and some that spool to a file. */
+    return (size_t)(i % 11 == 5 ? 200000 : i % 13 == 0 ? 0 : (t * 577 + i * 1291) % 12000);
+}
+
+static bool zq_aborted(const zq_feeder *a, int i)
+{
+    return a->abort_some && i % 3 == 1;
+}
+
+static void *zq_feed(void *p)
+{
+    zq_feeder *a = p;
+    for (int first = 0; first < ZQ_PER_FEEDER; first += ZQ_OPEN) {
+        sieve_warc_fetch *f[ZQ_OPEN];
+        size_t off[ZQ_OPEN] = {0};
+        for (int k = 0; k < ZQ_OPEN; k++) {
+            zq_fetch *z = &a->fetches[first + k];
+            sieve_warc_fetch_info fi = {.target_uri = z->url, .ip_address = "127.0.0.1"};
+            z->rc = sieve_warc_fetch_begin(a->w, &fi, &f[k]);
+            char req[160];
+            snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", z->url);
+            if (!z->rc)
+                z->rc = sieve_warc_fetch_request_head(f[k], req, strlen(req));
+            for (const char *const *l = default_lines; !z->rc && *l; l++)
+                z->rc = sieve_warc_fetch_response_head(f[k], *l, strlen(*l));
+        }
+        /* Round-robin pieces of 1 to 5 KB, as transfers deliver them. */
+        for (bool more = true; more;) {
+            more = false;
+            for (int k = 0; k < ZQ_OPEN; k++) {
+                zq_fetch *z = &a->fetches[first + k];
+                size_t piece = 1000 + (size_t)((first + k) * 397 + (int)off[k]) % 4000;
+                if (z->rc || off[k] >= z->body_len)
+                    continue;
+                if (piece > z->body_len - off[k])
+                    piece = z->body_len - off[k];
+                z->rc = sieve_warc_fetch_response_body(f[k], z->body + off[k], piece);
+                off[k] += piece;
+                more = more || off[k] < z->body_len;
+            }
+        }
+        for (int k = 0; k < ZQ_OPEN; k++) {
+            zq_fetch *z = &a->fetches[first + k];
+            if (zq_aborted(a, first + k))
+                sieve_warc_fetch_abort(f[k]);
+            else if (!z->rc)
+                z->rc = sieve_warc_fetch_end(f[k], NULL, &z->res);
+        }
+    }
+    return NULL;
+}
+
+/* Runs the feeders on w and checks every fetch's records, read back at
+ * their locations (payload byte for byte, both digests), before w closes. */
+static void zq_run(sieve_warc *w, bool abort_some)
+{
+    pthread_t th[ZQ_FEEDERS];
+    zq_feeder args[ZQ_FEEDERS];
+    for (int t = 0; t < ZQ_FEEDERS; t++) {
+        args[t] = (zq_feeder){.w = w, .id = t, .abort_some = abort_some};
+        args[t].fetches = calloc(ZQ_PER_FEEDER, sizeof(zq_fetch));
+        for (int i = 0; i < ZQ_PER_FEEDER; i++) {
+            zq_fetch *z = &args[t].fetches[i];
+            snprintf(z->url, sizeof z->url, "http://127.0.0.1:8917/zq%d/%d", t, i);
+            z->body_len = zq_body_len(t, i);
+            z->body = pattern(z->body_len, (unsigned)(t * 1000 + i + 7));
+        }
+        ck_assert_int_eq(pthread_create(&th[t], NULL, zq_feed, &args[t]), 0);
+    }
+    for (int t = 0; t < ZQ_FEEDERS; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < ZQ_FEEDERS; t++) {
+        for (int i = 0; i < ZQ_PER_FEEDER; i++) {
+            zq_fetch *z = &args[t].fetches[i];
+            ck_assert_msg(z->rc == SIEVE_OK, "%s: %s", z->url, sieve_strerror(z->rc));
+            if (!zq_aborted(&args[t], i)) {
+                fetch_spec s = {.url = z->url, .body = z->body, .body_len = z->body_len};
+                check_response(&z->res, &s, true);
+            }
+            free(z->body);
+        }
+        free(args[t].fetches);
+    }
+}
+
+/* The responses in the files of a series (or the one file), each file
+ * checked whole: a warcinfo first, every request followed by its
+ * response. */
+static unsigned zq_files(const char *stem, bool series, uint64_t max_bytes)
+{
+    unsigned responses = 0;
+    for (unsigned seq = 1;; seq++) {
+        char n[64];
+        snprintf(n, sizeof n, series ? "%s-%05u.warc.gz" : "%s.warc.gz", stem, seq);
+        if (!exists(path_in(n)))
+            break;
+        file_summary fs = check_file(path_in(n));
+        ck_assert_uint_eq(fs.warcinfo, 1);
+        ck_assert_uint_eq(fs.orphans, 0);
+        ck_assert_uint_eq(fs.requests, fs.responses);
+        if (max_bytes)
+            ck_assert_msg(fs.end <= max_bytes || fs.responses == 1, "%s: %llu bytes, %u fetches",
+                          n, (unsigned long long)fs.end, fs.responses);
+        responses += fs.responses;
+        if (!series)
+            break;
+    }
+    return responses;
+}
+
+/* Several feeders, several open fetches each, three compression threads:
+ * every record whole and where it was said to be. */
+START_TEST(threads_gzip_compressors)
+{
+    make_dir();
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.gzip_threads = 3;
+    o.gzip_level = 1;
+    o.spool_memory = 16384;
+    sieve_warc *w = open_archive(path_in("zq.warc.gz"), &o);
+    zq_run(w, false);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    ck_assert_uint_eq(zq_files("zq", false, 0), ZQ_FEEDERS * ZQ_PER_FEEDER);
+    remove_dir();
+}
+END_TEST
+
+/* A queue of one byte: every piece waits for the one before it to be
+ * compressed, the archive is the same, and the waits are counted. */
+START_TEST(threads_gzip_backpressure)
+{
+    make_dir();
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.gzip_threads = 2;
+    o.gzip_level = 1;
+    o.gzip_queue_bytes = 1;
+    sieve_warc *w = open_archive(path_in("bp.warc.gz"), &o);
+    zq_run(w, false);
+    sieve_warc_stats st;
+    sieve_warc_get_stats(w, &st);
+    ck_assert_uint_gt(st.queue_full_waits, 0);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    ck_assert_uint_eq(zq_files("bp", false, 0), ZQ_FEEDERS * ZQ_PER_FEEDER);
+    /* A plain archive has no queue to wait for. */
+    w = open_archive(path_in("bp.warc"), &o);
+    sieve_warc_get_stats(w, &st);
+    ck_assert_uint_eq(st.queue_full_waits + st.queue_full_us + st.end_wait_us, 0);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    remove_dir();
+}
+END_TEST
+
+/* Rotation decided by compression threads: no file past its limit unless
+ * one fetch alone is larger, no fetch split across two. */
+START_TEST(threads_gzip_rotation)
+{
+    make_dir();
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.gzip_threads = 3;
+    o.gzip_level = 1;
+    o.max_bytes = 40000;
+    sieve_warc *w = open_archive(path_in("rot.warc.gz"), &o);
+    zq_run(w, false);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    ck_assert(exists(path_in("rot-00005.warc.gz")));
+    ck_assert_uint_eq(zq_files("rot", true, o.max_bytes), ZQ_FEEDERS * ZQ_PER_FEEDER);
+    remove_dir();
+}
+END_TEST
+
+/* Fetches aborted with their pieces still queued or being compressed,
+ * then close at once: it runs what is queued, joins its threads, and the
+ * archive holds exactly the fetches that ended. */
+START_TEST(threads_gzip_abort_and_close)
+{
+    make_dir();
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.gzip_threads = 2;
+    o.gzip_queue_bytes = 64 << 10;
+    sieve_warc *w = open_archive(path_in("ab.warc.gz"), &o);
+    zq_run(w, true);
+    /* One more, its body still queued as the archive closes... */
+    sieve_warc_fetch_info fi = {.target_uri = "http://127.0.0.1:8917/left"};
+    sieve_warc_fetch *f;
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+    const char *req = "GET /left HTTP/1.1\r\n\r\n", *head = "HTTP/1.1 200 OK\r\n\r\n";
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, req, strlen(req)), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_fetch_response_head(f, head, strlen(head)), SIEVE_OK);
+    unsigned char *body = pattern(1 << 20, 9);
+    ck_assert_int_eq(sieve_warc_fetch_response_body(f, body, 1 << 20), SIEVE_OK);
+    sieve_warc_fetch_abort(f); /* ...which is dropped, as the contract asks */
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    free(body);
+    unsigned ended = 0;
+    for (int i = 0; i < ZQ_PER_FEEDER; i++)
+        ended += i % 3 != 1;
+    ck_assert_uint_eq(zq_files("ab", false, 0), ZQ_FEEDERS * ended);
+    remove_dir();
+}
+END_TEST
+
 /* ---- SURT keys, as warcio's getSurt() makes them ---- */
 
 START_TEST(surt_keys)
@@ -1309,6 +1547,7 @@ int main(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, plain_archive);
     tcase_add_test(tc, gzip_archive);
+    tcase_add_test(tc, gzip_archive_inline);
     tcase_add_test(tc, rotation_plain);
     tcase_add_test(tc, rotation_gzip);
     tcase_add_test(tc, torn_tail_plain);
@@ -1325,6 +1564,10 @@ int main(void)
     tcase_set_timeout(th, 240);
     tcase_add_test(th, threads_plain);
     tcase_add_test(th, threads_gzip);
+    tcase_add_test(th, threads_gzip_compressors);
+    tcase_add_test(th, threads_gzip_backpressure);
+    tcase_add_test(th, threads_gzip_rotation);
+    tcase_add_test(th, threads_gzip_abort_and_close);
     suite_add_tcase(s, th);
     TCase *wi = tcase_create("warcio");
     tcase_set_timeout(wi, 240);

@@ -33,7 +33,8 @@
  * exact bytes. WARC-Payload-Digest is the SHA-1 of the body as stored
  * (encoded, de-chunked); WARC-Block-Digest that of the whole block. Both
  * are "sha1:" and the digest in base32, as other WARC tools write them.
- * The same rules hold for the request and its body.
+ * The same rules hold for the request and its body. A .gz archive
+ * computes both digests in its compression threads, on the same bytes.
  *
  * Record fields: WARC-Type, WARC-Record-ID (a random UUID v4 from
  * getrandom()), WARC-Date (UTC with microseconds, as WARC 1.1 allows:
@@ -59,15 +60,20 @@
  * header holds its length and digests, which are known only at its end, so
  * the block is hashed as it is fed and spooled - kept in memory up to
  * spool_memory bytes, then in an unlinked temporary file - and written
- * after its header at sieve_warc_fetch_end(). For .gz files the block is
- * compressed as it is fed, in the feeding thread, and the spool holds the
- * compressed bytes.
+ * after its header at sieve_warc_fetch_end(). For .gz files the spool
+ * holds the compressed bytes.
  *
  * Threads. One archive may be fed by any number of threads at once, each
  * with fetches of its own: a fetch belongs to one thread at a time, and
  * the archive's lock is held only to append a finished fetch's two
- * records, already compressed, so records never interleave and no thread
- * waits for another's compression.
+ * records, so records never interleave. A .gz archive compresses on
+ * threads of its own (gzip_threads): the feeding calls copy each piece
+ * into a queue of at most gzip_queue_bytes and return, waiting only when
+ * the queue is full (counted, see sieve_warc_stats()); the archive's
+ * threads hash, compress and spool it, one fetch's pieces in order on one
+ * thread at a time. sieve_warc_fetch_end() waits for its own fetch's
+ * pieces, appends its records from a compression thread and returns
+ * when they are written, as for a plain archive.
  *
  * Durability. Records are appended with write(2), whole, so a killed
  * process leaves every record it finished readable (at most the one being
@@ -123,6 +129,12 @@ typedef enum sieve_warc_mode {
 /* Default gzip level (zlib's). */
 #define SIEVE_WARC_GZIP_LEVEL 6
 
+/* Default compression threads of a .gz archive. */
+#define SIEVE_WARC_GZIP_THREADS 1
+
+/* Default bound of the bytes waiting for the compression threads. */
+#define SIEVE_WARC_GZIP_QUEUE (256u * 1024)
+
 /* Default bytes of a record kept in memory before it spools to a file. */
 #define SIEVE_WARC_SPOOL_MEMORY (256u * 1024)
 
@@ -141,6 +153,12 @@ typedef struct sieve_warc_options {
     bool series;             /* numbered file names even without max_bytes */
     sieve_warc_mode mode;    /* default SIEVE_WARC_CREATE */
     int gzip_level;          /* .gz files: 1 (fast) .. 9 (small); default 6 */
+    unsigned gzip_threads;   /* .gz files: threads that compress, 0 .. 64; 0: the
+                                feeding thread compresses as it feeds; default
+                                SIEVE_WARC_GZIP_THREADS */
+    size_t gzip_queue_bytes; /* .gz files: bytes fed and not yet compressed at
+                                most, before a feeding call waits; default
+                                SIEVE_WARC_GZIP_QUEUE; at least 1 */
     const char *software;    /* warcinfo "software"; default "sieve/VERSION" */
     const char *const *info; /* more warcinfo fields, each "name: value" */
     size_t n_info;
@@ -181,13 +199,22 @@ typedef struct sieve_warc_fetch_result {
     char payload_digest[SIEVE_WARC_DIGEST_SIZE]; /* the response's WARC-Payload-Digest */
 } sieve_warc_fetch_result;
 
+/* What feeding a .gz archive waited for, since it was opened. */
+typedef struct sieve_warc_stats {
+    uint64_t queue_full_waits; /* feeding calls that waited for room in the queue */
+    uint64_t queue_full_us;    /* how long, together, in microseconds */
+    uint64_t end_wait_us;      /* sieve_warc_fetch_end() waiting for its fetch's
+                                  compression, together, in microseconds */
+} sieve_warc_stats;
+
 /* Fills o with the defaults named in sieve_warc_options. */
 SIEVE_API void sieve_warc_options_init(sieve_warc_options *o);
 
 /* Opens an archive at path (see Files above for the series' names) and
  * writes its warcinfo record. o may be NULL for the defaults; it is
  * copied. Returns SIEVE_OK and sets *out; SIEVE_EINVAL for a NULL or empty
- * path, a gzip_level outside 1..9, spool_memory below 4096, SIEVE_WARC_NEXT
+ * path, a gzip_level outside 1..9, gzip_threads over 64, gzip_queue_bytes 0,
+ * spool_memory below 4096, SIEVE_WARC_NEXT
  * without a series, or an info field with a line break or without ": ";
  * SIEVE_EIO (errno set) when a file cannot be made or written, EEXIST
  * under SIEVE_WARC_CREATE; SIEVE_EFORMAT (see SIEVE_WARC_APPEND);
@@ -198,9 +225,13 @@ SIEVE_API int sieve_warc_open(sieve_warc **out, const char *path, const sieve_wa
  * are not written yet. Thread-safe. SIEVE_OK or SIEVE_EIO. */
 SIEVE_API int sieve_warc_sync(sieve_warc *w);
 
-/* Syncs, closes and frees the archive. Every fetch must have ended or
- * been aborted first. Returns SIEVE_OK, or SIEVE_EIO when the last sync or
- * close failed (the archive is freed all the same). NULL is a no-op. */
+/* Fills *out with what feeding w waited for (all zero for a plain
+ * archive, or gzip_threads 0). Thread-safe. */
+SIEVE_API void sieve_warc_get_stats(sieve_warc *w, sieve_warc_stats *out);
+
+/* Syncs, closes and frees the archive, after joining its compression
+ * threads. Every fetch must have ended or been aborted first. Returns SIEVE_OK, or SIEVE_EIO when
+ * the last sync or close failed (the archive is freed all the same). NULL is a no-op. */
 SIEVE_API int sieve_warc_close(sieve_warc *w);
 
 /* The files of the archive that sieve_warc_open(path) writes, as they are
@@ -257,11 +288,13 @@ SIEVE_API int sieve_warc_fetch_response_body(sieve_warc_fetch *f, const void *da
  * truncated (nothing written); SIEVE_ESTATE when the request or response
  * head is missing (nothing written); the fetch's sticky error; SIEVE_EIO
  * when the append failed (the file is cut back to where the fetch began,
- * so no torn record stays; the archive goes on). */
+ * so no torn record stays; the archive goes on). When it returns, the
+ * records are in the kernel (written), whichever thread compressed them. */
 SIEVE_API int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated,
                                    sieve_warc_fetch_result *res);
 
-/* Drops a fetch without writing anything, and frees it. NULL is a no-op. */
+/* Drops a fetch without writing anything, and frees it (waiting, for a
+ * .gz archive, for a piece of it being compressed). NULL is a no-op. */
 SIEVE_API void sieve_warc_fetch_abort(sieve_warc_fetch *f);
 
 /* Reads the WARC file at path (plain, or gzip members of one record each,

@@ -3,6 +3,8 @@
  * warc-record.c   record IDs, dates, SHA-1 digests (libcrypto) in base32
  * warc-spool.c    a record's block as it is fed: memory, then a temporary
  *                 file, raw or deflated into a gzip member's body
+ * warc-zq.c       .gz archives: the compression threads and their bounded
+ *                 hand-off queue
  * warc.c          the archive: files, rotation, the lock, fetches
  * warc-read.c     reading records back, plain or gzip members
  * cdxj.c          SURT keys and the CDXJ index
@@ -138,6 +140,50 @@ void warc_spool_free(warc_spool *s);
  * into trailer[8]. */
 int warc_gzip_head(const char *text, size_t len, warc_zpool *heads, const warc_spool *body,
                    warc_buf *out, unsigned char trailer[8]);
+
+/* ---- warc-zq.c ---- */
+
+/* Largest piece queued at once: a bigger one is split, so that the bound
+ * holds whatever size the caller feeds. */
+#define WARC_ZQ_PIECE (64u * 1024)
+
+typedef struct warc_zq warc_zq;
+
+/* One stream of jobs (a fetch's), run in order by one thread at a time.
+ * Zero it before use; every field is the queue's, under its lock. */
+typedef struct warc_zq_stream {
+    struct piece *head, *tail; /* waiting, in order */
+    struct warc_zq_stream *next_ready;
+    bool listed; /* on the ready list */
+    bool busy;   /* a thread runs its pieces */
+    int err;     /* the first job error: it sticks */
+} warc_zq_stream;
+
+/* Runs one job, in a compression thread: op and the piece's bytes as
+ * pushed. Returns SIEVE_OK or the error that sticks to the stream. */
+typedef int (*warc_zq_fn)(void *ctx, warc_zq_stream *s, int op, const void *data, size_t len);
+
+typedef struct warc_zq_stats {
+    uint64_t full_waits;   /* pushes that waited for room */
+    uint64_t full_wait_ns; /* how long they waited, together */
+    uint64_t end_wait_ns;  /* time spent in warc_zq_wait() for a stream's jobs */
+} warc_zq_stats;
+
+/* Starts threads (at least 1) running fn(ctx, ...) over at most bound
+ * queued bytes. SIEVE_OK or SIEVE_ENOMEM. */
+int warc_zq_start(warc_zq **out, unsigned threads, size_t bound, warc_zq_fn fn, void *ctx);
+/* Copies data (split into pieces of WARC_ZQ_PIECE) behind the stream's
+ * other jobs; waits while the queue is full. Returns the stream's sticky
+ * error, if any, instead of queueing. */
+int warc_zq_push(warc_zq *q, warc_zq_stream *s, int op, const void *data, size_t len);
+/* Waits until every job of s has run; returns its sticky error. */
+int warc_zq_wait(warc_zq *q, warc_zq_stream *s);
+/* Drops s's jobs not yet run and waits for the one running, if any: then
+ * s is the caller's again, to free. */
+void warc_zq_drop(warc_zq *q, warc_zq_stream *s);
+void warc_zq_get_stats(warc_zq *q, warc_zq_stats *out);
+/* Runs what is queued, joins the threads and frees q. NULL is a no-op. */
+void warc_zq_stop(warc_zq *q);
 
 /* ---- warc-read.c ---- */
 

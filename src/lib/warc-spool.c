@@ -11,8 +11,8 @@
  * into the archive with copy_file_range(), which moves the bytes inside
  * the kernel (or shares extents on filesystems that can).
  *
- * For .gz archives the spool holds the block deflated, compressed in the
- * thread that feeds it, as it is fed. A record must be one gzip member,
+ * For .gz archives the spool holds the block deflated as it is fed, by
+ * whichever thread runs the record's jobs (warc.c). A record must be one gzip member,
  * and its header (known last) comes first in it, so the member is built
  * from two raw deflate streams, as pigz joins its pieces:
  *

@@ -10,17 +10,31 @@
  * its deflate state freed - as soon as the response begins, so a fetch in
  * flight holds one deflate state at most.
  *
- * Locking. Everything costly happens in the thread that feeds the fetch,
- * without any lock: hashing, spooling, compressing the block and the
- * header. The archive's mutex is taken twice per fetch: once to read which
- * file is current (its warcinfo ID goes into the headers), and once to
- * append the two finished records with writev() and copy_file_range(). If
- * the file changed in between - another thread rotated - the small headers
- * are remade under the lock, which happens once per file. Deflate streams
- * come from a pool and go back to it reset (warc-spool.c says why). There
- * is no compression thread: crawl workers are already one per core, and
- * compressing in the thread that received the bytes spreads the work over
- * them with no hand-off and no queue to bound.
+ * Jobs. The feeding calls only parse heads and count bytes; what stores
+ * the bytes is a job (submit(): bytes of a record, a record's close, the
+ * fetch's end), run by run_op(). A plain archive, or a .gz one with
+ * gzip_threads 0, runs each job at once in the feeding thread. A .gz
+ * archive hands them to its compression threads (warc-zq.c), which run
+ * one fetch's jobs in order, one thread at a time, so every record is one
+ * deflate stream fed in order. Compression moved there because a crawl
+ * worker runs many transfers: deflating a page in it held all of them up
+ * for the time (zlib level 6 takes twice the CPU of the rest of the
+ * crawl's work on a page, bench/results/warc.txt), while a thread of the
+ * archive's own runs alongside the workers, on a core they leave idle
+ * while they wait on the network. The price is a copy of each
+ * piece into a queue of bounded bytes, and a wait at the end of each
+ * fetch for its own jobs: sieve_warc_fetch_end() returns only once its
+ * records are written, because the caller's record of the page names
+ * where they went, and a page is done only after its records are.
+ *
+ * Locking. The archive's mutex is taken twice per fetch, by whoever runs
+ * its end job: once to read which file is current (its warcinfo ID goes
+ * into the headers), and once to append the two finished records with
+ * writev() and copy_file_range(). If the file changed in between - another
+ * thread rotated - the small headers are remade under the lock, which
+ * happens once per file. Hashing, spooling and compressing take no lock.
+ * Deflate streams come from a pool and go back to it reset (warc-spool.c
+ * says why).
  *
  * Durability. Each record is appended with plain write(2)s into the file's
  * descriptor (no stdio buffer), so once fetch_end() returns its records
@@ -34,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +87,7 @@ struct sieve_warc {
 
     /* gzip: deflate streams for blocks and for headers, reused. */
     warc_zpool blocks, heads;
+    warc_zq *zq; /* gzip: the compression threads; NULL: the feeder compresses */
 };
 
 /* One record of a fetch as it is built. */
@@ -81,6 +97,7 @@ struct rec {
     size_t line_len; /* bytes of the head's current line */
     char last;       /* its last byte */
     bool started;    /* the head went into the spool; body bytes follow */
+    bool closing;    /* the feeder asked for it to be closed */
     bool closed;     /* trailer written, spool finished, digests made */
     warc_sha1 block, payload;
     uint64_t head_len, body_len;
@@ -104,7 +121,17 @@ struct sieve_warc_fetch {
     enum phase phase;
     int err; /* sticky */
     struct rec req, resp;
+    /* The jobs of a .gz archive's compression threads, and what the last
+     * one (OP_END) leaves for sieve_warc_fetch_end(). */
+    warc_zq_stream zs;
+    const char *truncated;
+    sieve_warc_fetch_result placed;
 };
+
+/* Jobs on a fetch's records: bytes to store (of the response's record
+ * with OP_RESPONSE, of the payload with OP_PAYLOAD), a record to close,
+ * or the fetch to append. */
+enum { OP_RESPONSE = 1, OP_PAYLOAD = 2, OP_CLOSE = 4, OP_END = 8 };
 
 /* ---- options ---- */
 
@@ -113,6 +140,8 @@ void sieve_warc_options_init(sieve_warc_options *o)
     memset(o, 0, sizeof *o);
     o->mode = SIEVE_WARC_CREATE;
     o->gzip_level = SIEVE_WARC_GZIP_LEVEL;
+    o->gzip_threads = SIEVE_WARC_GZIP_THREADS;
+    o->gzip_queue_bytes = SIEVE_WARC_GZIP_QUEUE;
     o->spool_memory = SIEVE_WARC_SPOOL_MEMORY;
 }
 
@@ -128,6 +157,8 @@ static bool info_ok(const char *s)
 static int check_options(const sieve_warc_options *o)
 {
     if (o->gzip_level < 1 || o->gzip_level > 9 || o->spool_memory < 4096)
+        return SIEVE_EINVAL;
+    if (o->gzip_threads > 64 || o->gzip_queue_bytes == 0)
         return SIEVE_EINVAL;
     if (o->mode != SIEVE_WARC_CREATE && o->mode != SIEVE_WARC_APPEND && o->mode != SIEVE_WARC_NEXT)
         return SIEVE_EINVAL;
@@ -338,17 +369,48 @@ static void rec_free(struct rec *r)
     warc_spool_free(&r->spool);
 }
 
-/* Stores bytes of the block: hashed, then spooled. */
-static int rec_put(struct rec *r, const void *data, size_t len, bool payload)
+/* Stores bytes of the block: hashed, then spooled (and deflated). */
+static int rec_store(struct rec *r, const void *data, size_t len, bool payload)
 {
     warc_sha1_update(&r->block, data, len);
-    if (payload) {
+    if (payload)
         warc_sha1_update(&r->payload, data, len);
-        r->body_len += len;
-    } else {
-        r->head_len += len;
-    }
     return warc_spool_write(&r->spool, data, len);
+}
+
+/* Ends the block: trailer, spool finished, digests made. */
+static int rec_seal(struct rec *r)
+{
+    int rc = warc_spool_write(&r->spool, TRAILER, 4);
+    if (!rc)
+        rc = warc_spool_finish(&r->spool);
+    if (rc)
+        return rc;
+    warc_sha1_final(&r->block, r->block_digest);
+    warc_sha1_final(&r->payload, r->payload_digest);
+    r->closed = true;
+    return SIEVE_OK;
+}
+
+static int run_op(void *ctx, warc_zq_stream *s, int op, const void *data, size_t len);
+
+/* Hands a job to the compression threads, or runs it here without them. */
+static int submit(sieve_warc_fetch *f, int op, const void *data, size_t len)
+{
+    if (f->w->zq)
+        return warc_zq_push(f->w->zq, &f->zs, op, data, len);
+    return run_op(f->w, &f->zs, op, data, len);
+}
+
+/* Feeds bytes of the block: counted here, stored by whoever runs the job. */
+static int rec_put(sieve_warc_fetch *f, struct rec *r, const void *data, size_t len, bool payload)
+{
+    if (payload)
+        r->body_len += len;
+    else
+        r->head_len += len;
+    int op = (r == &f->resp ? OP_RESPONSE : 0) | (payload ? OP_PAYLOAD : 0);
+    return submit(f, op, data, len);
 }
 
 /* Collects head bytes up to the blank line that ends the head; returns
@@ -395,8 +457,9 @@ static int head_feed(struct rec *r, const char *data, size_t len, bool replace)
 
 /* Ends the head: completes its blank line, renames Transfer-Encoding, and
  * stores it as the start of the block. */
-static int rec_start(struct rec *r, bool response)
+static int rec_start(sieve_warc_fetch *f, struct rec *r)
 {
+    bool response = r == &f->resp;
     if (r->started)
         return SIEVE_OK;
     if (r->head.len == 0)
@@ -411,38 +474,38 @@ static int rec_start(struct rec *r, bool response)
     if ((rc = warc_sha1_init(&r->block)) || (rc = warc_sha1_init(&r->payload)))
         return rc;
     r->started = true;
+    /* Rewritten whole, then fed as one piece: one job, not one a line. */
+    warc_buf out = {0};
     const char *p = r->head.data, *end = p + r->head.len;
     bool first = true;
     while (p < end && !rc) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
         if (!first && warc_line_is(p, n, "Transfer-Encoding"))
-            rc = rec_put(r, ORIG_PREFIX, strlen(ORIG_PREFIX), false);
+            rc = warc_buf_add(&out, ORIG_PREFIX, strlen(ORIG_PREFIX));
         if (!rc)
-            rc = rec_put(r, p, n, false);
+            rc = warc_buf_add(&out, p, n);
         p += n;
         first = false;
     }
     warc_buf_free(&r->head);
+    if (!rc)
+        rc = rec_put(f, r, out.data, out.len, false);
+    warc_buf_free(&out);
     return rc;
 }
 
-/* Ends the block: trailer, spool finished, digests made. */
-static int rec_close(struct rec *r, bool response)
+/* Asks for the block's end (rec_seal), once. */
+static int rec_close(sieve_warc_fetch *f, struct rec *r)
 {
-    if (r->closed)
+    if (r->closing)
         return SIEVE_OK;
-    int rc = rec_start(r, response);
+    int rc = rec_start(f, r);
     if (!rc)
-        rc = warc_spool_write(&r->spool, TRAILER, 4);
+        rc = submit(f, OP_CLOSE | (r == &f->resp ? OP_RESPONSE : 0), NULL, 0);
     if (!rc)
-        rc = warc_spool_finish(&r->spool);
-    if (rc)
-        return rc;
-    warc_sha1_final(&r->block, r->block_digest);
-    warc_sha1_final(&r->payload, r->payload_digest);
-    r->closed = true;
-    return SIEVE_OK;
+        r->closing = true;
+    return rc;
 }
 
 /* ---- the warcinfo record ---- */
@@ -670,6 +733,7 @@ static void warc_free(sieve_warc *w)
     free(w->tmp_dir);
     free(w->path);
     free(w->base);
+    warc_zq_stop(w->zq);
     warc_zpool_free(&w->blocks);
     warc_zpool_free(&w->heads);
     pthread_mutex_destroy(&w->lock);
@@ -707,6 +771,8 @@ int sieve_warc_open(sieve_warc **out, const char *path, const sieve_warc_options
         rc = copy_strings(w, o);
     if (!rc)
         rc = open_first(w);
+    if (!rc && w->gzip && o->gzip_threads > 0)
+        rc = warc_zq_start(&w->zq, o->gzip_threads, o->gzip_queue_bytes, run_op, w);
     if (rc) {
         int e = errno;
         close_file(w);
@@ -728,10 +794,26 @@ int sieve_warc_sync(sieve_warc *w)
     return rc;
 }
 
+void sieve_warc_get_stats(sieve_warc *w, sieve_warc_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!w || !w->zq)
+        return;
+    warc_zq_stats st;
+    warc_zq_get_stats(w->zq, &st);
+    out->queue_full_waits = st.full_waits;
+    out->queue_full_us = st.full_wait_ns / 1000;
+    out->end_wait_us = st.end_wait_ns / 1000;
+}
+
 int sieve_warc_close(sieve_warc *w)
 {
     if (!w)
         return SIEVE_OK;
+    /* The threads first: what they still hold is appended before the
+     * file's last fsync. */
+    warc_zq_stop(w->zq);
+    w->zq = NULL;
     int rc = close_file(w);
     if (rc)
         sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: closing %s failed: %s",
@@ -908,12 +990,12 @@ int sieve_warc_fetch_request_body(sieve_warc_fetch *f, const void *data, size_t 
     if (f->phase != REQ_HEAD && f->phase != REQ_BODY)
         return SIEVE_ESTATE;
     if (f->phase == REQ_HEAD) {
-        int rc = rec_start(&f->req, false);
+        int rc = rec_start(f, &f->req);
         if (rc)
             return rc == SIEVE_ESTATE ? rc : fail(f, rc);
         f->phase = REQ_BODY;
     }
-    return fail(f, rec_put(&f->req, data, len, true));
+    return fail(f, rec_put(f, &f->req, data, len, true));
 }
 
 int sieve_warc_fetch_response_head(sieve_warc_fetch *f, const void *data, size_t len)
@@ -926,7 +1008,7 @@ int sieve_warc_fetch_response_head(sieve_warc_fetch *f, const void *data, size_t
         return SIEVE_ESTATE;
     if (f->phase != RESP_HEAD) {
         /* The request is over: close it now, which frees its deflate state. */
-        int rc = rec_close(&f->req, false);
+        int rc = rec_close(f, &f->req);
         if (rc)
             return rc == SIEVE_ESTATE ? rc : fail(f, rc);
         f->phase = RESP_HEAD;
@@ -943,12 +1025,12 @@ int sieve_warc_fetch_response_body(sieve_warc_fetch *f, const void *data, size_t
     if (f->phase != RESP_HEAD && f->phase != RESP_BODY)
         return SIEVE_ESTATE;
     if (f->phase == RESP_HEAD) {
-        int rc = rec_start(&f->resp, true);
+        int rc = rec_start(f, &f->resp);
         if (rc)
             return rc == SIEVE_ESTATE ? rc : fail(f, rc);
         f->phase = RESP_BODY;
     }
-    return fail(f, rec_put(&f->resp, data, len, true));
+    return fail(f, rec_put(f, &f->resp, data, len, true));
 }
 
 /* A WARC-Truncated reason: a token of letters, digits and '-'. */
@@ -1051,6 +1133,42 @@ static int append_fetch(sieve_warc_fetch *f, uint64_t generation, const char *tr
     return SIEVE_OK;
 }
 
+/* The fetch's last job: closes the response, makes both headers against
+ * the current file and appends the records. In a compression thread when
+ * there are some, since the headers are deflated too. */
+static int end_fetch(sieve_warc_fetch *f)
+{
+    sieve_warc *w = f->w;
+    int rc = rec_seal(&f->resp);
+    char id[SIEVE_WARC_ID_SIZE];
+    uint64_t generation = 0;
+    if (!rc) {
+        pthread_mutex_lock(&w->lock);
+        generation = w->generation;
+        memcpy(id, w->warcinfo_id, sizeof id);
+        pthread_mutex_unlock(&w->lock);
+        rc = frame_both(f, id, f->truncated);
+    }
+    if (!rc) {
+        pthread_mutex_lock(&w->lock);
+        rc = append_fetch(f, generation, f->truncated, &f->placed);
+        pthread_mutex_unlock(&w->lock);
+    }
+    return rc;
+}
+
+static int run_op(void *ctx, warc_zq_stream *s, int op, const void *data, size_t len)
+{
+    (void)ctx;
+    sieve_warc_fetch *f = (sieve_warc_fetch *)((char *)s - offsetof(sieve_warc_fetch, zs));
+    if (op & OP_END)
+        return end_fetch(f);
+    struct rec *r = op & OP_RESPONSE ? &f->resp : &f->req;
+    if (op & OP_CLOSE)
+        return rec_seal(r);
+    return rec_store(r, data, len, op & OP_PAYLOAD);
+}
+
 int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated, sieve_warc_fetch_result *res)
 {
     if (!f)
@@ -1061,23 +1179,18 @@ int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated, sieve_warc_
     if (!rc && (f->phase < RESP_HEAD || (f->phase == RESP_HEAD && f->resp.head.len == 0)))
         rc = SIEVE_ESTATE;
     if (!rc)
-        rc = rec_close(&f->resp, true);
-    sieve_warc *w = f->w;
-    char id[SIEVE_WARC_ID_SIZE];
-    uint64_t generation = 0;
+        rc = rec_start(f, &f->resp);
     if (!rc) {
-        pthread_mutex_lock(&w->lock);
-        generation = w->generation;
-        memcpy(id, w->warcinfo_id, sizeof id);
-        pthread_mutex_unlock(&w->lock);
-        rc = frame_both(f, id, truncated);
+        f->truncated = truncated;
+        rc = submit(f, OP_END, NULL, 0);
     }
-    if (!rc) {
-        pthread_mutex_lock(&w->lock);
-        rc = append_fetch(f, generation, truncated, res);
-        pthread_mutex_unlock(&w->lock);
-    }
+    /* The records must be written when this returns (the caller's record
+     * of the page names where they are): wait for the threads. */
+    if (!rc && f->w->zq)
+        rc = warc_zq_wait(f->w->zq, &f->zs);
     if (!rc && res) {
+        res->request = f->placed.request;
+        res->response = f->placed.response;
         memcpy(res->request_id, f->req_id, sizeof res->request_id);
         memcpy(res->response_id, f->resp_id, sizeof res->response_id);
         res->body_bytes = f->resp.body_len;
@@ -1091,6 +1204,8 @@ void sieve_warc_fetch_abort(sieve_warc_fetch *f)
 {
     if (!f)
         return;
+    if (f->w->zq)
+        warc_zq_drop(f->w->zq, &f->zs); /* its jobs no longer have a fetch */
     rec_free(&f->req);
     rec_free(&f->resp);
     free(f->uri);
