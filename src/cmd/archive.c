@@ -10,8 +10,9 @@
  * records with the truncation the engine reports. The record that
  * follows (on_record) takes the response's file and offset for its JSON
  * line. Bodies are never held: the WARC writer hashes, compresses and
- * spools them as they come (sieve/warc.h), on the worker's thread, and
- * takes its lock only to append a finished fetch.
+ * spools them as they come (sieve/warc.h); for a .gz archive its own
+ * thread compresses, and the worker waits for it only at a fetch's end
+ * or when the writer's queue is full.
  *
  * A transfer with no request head (a DNS or connect failure) or no
  * response head (a connection that closed first) leaves no record: WARC
@@ -76,6 +77,7 @@ int archive_open(archive **out, const archive_config *cfg)
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.max_bytes = cfg->max_bytes;
+    o.gzip_level = cfg->gzip_level;
     /* resuming, the last file goes on, cut back to its last whole fetch */
     o.mode = cfg->resume ? SIEVE_WARC_APPEND : SIEVE_WARC_CREATE;
     o.info = cfg->info;
@@ -213,6 +215,11 @@ void archive_take(archive *a, const sieve_crawl_transfer *t, archive_place *at)
 int archive_sync(archive *a)
 {
     return sieve_warc_sync(a->w);
+}
+
+void archive_stats(archive *a, sieve_warc_stats *out)
+{
+    sieve_warc_get_stats(a->w, out);
 }
 
 int archive_close(archive *a)

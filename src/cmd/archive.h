@@ -10,12 +10,14 @@
 
 #include "sieve/crawl.h"
 #include "sieve/log.h"
+#include "sieve/warc.h"
 
 typedef struct archive archive;
 
 typedef struct archive_config {
     const char *path;        /* --warc FILE */
     uint64_t max_bytes;      /* --warc-max-size; 0: one file */
+    int gzip_level;          /* --warc-gzip-level */
     bool resume;             /* a resumed crawl (--state): go on with the archive
                                 rather than replace it */
     const char *const *info; /* warcinfo fields, "name: value" */
@@ -51,6 +53,10 @@ void archive_take(archive *a, const sieve_crawl_transfer *t, archive_place *at);
 
 /* fsyncs what was written. SIEVE_OK or SIEVE_EIO. */
 int archive_sync(archive *a);
+
+/* What feeding the archive waited for: the workers' waits for the
+ * compression threads of a .gz archive. */
+void archive_stats(archive *a, sieve_warc_stats *out);
 
 /* Closes the archive (after the crawl: every transfer has ended). Returns
  * SIEVE_OK or SIEVE_EIO. NULL is a no-op. */

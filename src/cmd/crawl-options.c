@@ -14,6 +14,7 @@
 
 #include "crawl-options.h"
 #include "sieve/frontier.h"
+#include "sieve/warc.h"
 
 #define DAY_S 86400.0
 
@@ -309,6 +310,9 @@ static const opt_def crawl_opts[] = {
      .unset = "one file", .section = sec_archive,
      .help = "start a new WARC file before one would pass SIZE (K, M, G suffixes): FILE "
              "crawl.warc.gz becomes crawl-00001.warc.gz, crawl-00002.warc.gz, ..."},
+    {"warc-gzip-level", 0, OPT_COUNT, "N", F(warc_gzip_level), RANGE(1, 9), .section = sec_archive,
+     .help = "deflate level of a .gz archive, 1 (fastest) to 9 (smallest); the archive's own "
+             "thread compresses, off the workers"},
     {"cdxj", 0, OPT_STRING, "FILE", F(cdxj), .check = check_nonempty, .section = sec_archive,
      .help = "at the end, write the CDXJ index of the WARC files to FILE (`sieve warc-index` "
              "rebuilds it from the files)"},
@@ -384,7 +388,7 @@ const opt_command crawl_command = {
 
 void crawl_cli_init(crawl_cli *o)
 {
-    *o = (crawl_cli){.stats_interval_s = 10};
+    *o = (crawl_cli){.stats_interval_s = 10, .warc_gzip_level = SIEVE_WARC_GZIP_LEVEL};
     sieve_crawl_options_init(&o->eng);
 }
 
@@ -427,8 +431,8 @@ static bool same_file(const char *a, const char *b)
  * index are none of the other outputs, and no seed file. */
 static int check_archive(const crawl_cli *o, const opt_parsed *p)
 {
-    const char *needs[] = {"warc-max-size", "cdxj"};
-    for (size_t i = 0; i < 2; i++) {
+    const char *needs[] = {"warc-max-size", "warc-gzip-level", "cdxj"};
+    for (size_t i = 0; i < sizeof needs / sizeof *needs; i++) {
         if (o->warc == NULL && opt_given(&crawl_command, p, needs[i])) {
             opt_fail(&crawl_command, needs[i], "needs --warc FILE");
             return -1;

@@ -23,6 +23,7 @@ typedef struct crawl_cli {
     /* Archiving: a WARC archive of every transfer, and its CDXJ index */
     const char *warc;       /* --warc FILE; NULL: no archive */
     uint64_t warc_max_size; /* --warc-max-size: rotate past it; 0: one file */
+    int warc_gzip_level;    /* --warc-gzip-level: 1 .. 9 */
     const char *cdxj;       /* --cdxj FILE, written at the end */
 } crawl_cli;
 

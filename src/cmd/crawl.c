@@ -48,7 +48,8 @@ typedef struct crawl_run {
 
     /* --warc: the archive, written through the wire callbacks */
     archive *warc;
-    int argc; /* the command line, for the archive's warcinfo record */
+    sieve_warc_stats warc_waits; /* read as the archive closes */
+    int argc;                    /* the command line, for the archive's warcinfo record */
     char **argv;
 } crawl_run;
 
@@ -230,6 +231,17 @@ static bool close_outputs(crawl_run *r, const sieve_crawl_stats *st, double secs
 
 /* ---- --warc: the wire callbacks feed the archive ---- */
 
+/* What compressing a .gz archive cost the workers, in waits: the rest of
+ * its cost is the archive's own thread's CPU. */
+static void archive_summary(const sieve_warc_stats *s)
+{
+    fprintf(stderr,
+            "sieve: archive: workers waited %.2f s for their records' compression, and %llu "
+            "times (%.2f s) for room in the compression queue\n",
+            (double)s->end_wait_us / 1e6, (unsigned long long)s->queue_full_waits,
+            (double)s->queue_full_us / 1e6);
+}
+
 /* An archive that cannot be written is an output lost: the crawl stops
  * (the archive told the logger why). */
 static int archive_failed(crawl_run *r, int rc)
@@ -269,6 +281,7 @@ static archive_config archive_settings(const crawl_run *r, const crawl_cli *o)
     return (archive_config){
         .path = o->warc,
         .max_bytes = o->warc_max_size,
+        .gzip_level = o->warc_gzip_level,
         .resume = r->durable,
         .logger = o->eng.logger,
     };
@@ -298,6 +311,7 @@ static bool finish_archive(crawl_run *r, const crawl_cli *o)
 {
     if (r->warc == NULL)
         return true;
+    archive_stats(r->warc, &r->warc_waits);
     int rc = archive_close(r->warc);
     r->warc = NULL;
     if (rc == SIEVE_OK && o->cdxj != NULL) {
@@ -368,6 +382,8 @@ static int crawl(crawl_run *r, const crawl_cli *o)
     if (broken)
         fprintf(stderr, "sieve crawl: the crawl failed: %s\n", sieve_strerror(rc));
     summary(&st, secs, how);
+    if (o->warc != NULL && r->warc_waits.end_wait_us + r->warc_waits.queue_full_us > 0)
+        archive_summary(&r->warc_waits);
     if (!written || engine_output)
         return EXIT_OUTPUT;
     if (sig != 0)
