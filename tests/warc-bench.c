@@ -10,7 +10,7 @@
  * machine), and the archive's size. Bodies are HTML-like text made of a vocabulary of tags
  * and words, which deflates about as real pages do (3 to 5 times), fed in
  * 16 KiB pieces as a transfer delivers them. GZIP_THREADS is the
- * archive's compression threads (default: the writer's default; 0: the
+ * archive's compression threads (default: one per core; "inline": the
  * feeding threads compress).
  *
  * With libdeflate (built only when its headers are there), "deflate-cmp"
@@ -206,7 +206,9 @@ int main(int argc, char **argv)
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.gzip_level = level;
-    if (argc == 8)
+    if (argc == 8 && strcmp(argv[7], "inline") == 0)
+        o.gzip_inline = true;
+    else if (argc == 8)
         o.gzip_threads = (unsigned)atoi(argv[7]);
     sieve_warc *w;
     int rc = sieve_warc_open(&w, path, &o);
@@ -237,11 +239,11 @@ int main(int argc, char **argv)
     struct stat st;
     stat(path, &st);
     double mb = (double)bytes * pages / 1e6;
-    printf("%s, %d x %zu bytes, %d thread(s), %u compressing, level %d: %.1f MB/s, %.0f fetches/s "
+    printf("%s, %d x %zu bytes, %d thread(s), %s compressing, level %d: %.1f MB/s, %.0f fetches/s "
            "(%.1f MB/s with the final fsync; %.1f MB per CPU second), archive %.1f MB "
            "(%.2f of the bodies)%s\n",
-           argv[6], pages, bytes, threads, o.gzip_threads, level, mb / dt, pages / dt, mb / dsync,
-           mb / dc, (double)st.st_size / 1e6, (double)st.st_size / 1e6 / mb,
+           argv[6], pages, bytes, threads, argc == 8 ? argv[7] : "default", level, mb / dt,
+           pages / dt, mb / dsync, mb / dc, (double)st.st_size / 1e6, (double)st.st_size / 1e6 / mb,
            failures || rc ? ", FAILURES" : "");
     for (int i = 0; i < N_BODIES; i++)
         free(bodies[i]);

@@ -129,8 +129,11 @@ typedef enum sieve_warc_mode {
 /* Default gzip level (zlib's). */
 #define SIEVE_WARC_GZIP_LEVEL 6
 
-/* Default compression threads of a .gz archive. */
-#define SIEVE_WARC_GZIP_THREADS 1
+/* gzip_threads: one compression thread per online core. A thread
+ * deflates about 40 MB/s at level 6, and a crawl's workers, one per core,
+ * receive pages faster than that; as many threads as workers compress as
+ * fast as the workers did when each compressed its own pages. */
+#define SIEVE_WARC_GZIP_THREADS 0
 
 /* Default bound of the bytes waiting for the compression threads. */
 #define SIEVE_WARC_GZIP_QUEUE (256u * 1024)
@@ -153,9 +156,10 @@ typedef struct sieve_warc_options {
     bool series;             /* numbered file names even without max_bytes */
     sieve_warc_mode mode;    /* default SIEVE_WARC_CREATE */
     int gzip_level;          /* .gz files: 1 (fast) .. 9 (small); default 6 */
-    unsigned gzip_threads;   /* .gz files: threads that compress, 0 .. 64; 0: the
-                                feeding thread compresses as it feeds; default
-                                SIEVE_WARC_GZIP_THREADS */
+    unsigned gzip_threads;   /* .gz files: threads that compress, 1 .. 64; default
+                                SIEVE_WARC_GZIP_THREADS (0): one per core */
+    bool gzip_inline;        /* .gz files: no threads, the feeding thread compresses
+                                as it feeds (a program with one thread) */
     size_t gzip_queue_bytes; /* .gz files: bytes fed and not yet compressed at
                                 most, before a feeding call waits; default
                                 SIEVE_WARC_GZIP_QUEUE; at least 1 */
@@ -226,7 +230,7 @@ SIEVE_API int sieve_warc_open(sieve_warc **out, const char *path, const sieve_wa
 SIEVE_API int sieve_warc_sync(sieve_warc *w);
 
 /* Fills *out with what feeding w waited for (all zero for a plain
- * archive, or gzip_threads 0). Thread-safe. */
+ * archive, or gzip_inline). Thread-safe. */
 SIEVE_API void sieve_warc_get_stats(sieve_warc *w, sieve_warc_stats *out);
 
 /* Syncs, closes and frees the archive, after joining its compression

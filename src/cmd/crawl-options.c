@@ -312,7 +312,7 @@ static const opt_def crawl_opts[] = {
              "crawl.warc.gz becomes crawl-00001.warc.gz, crawl-00002.warc.gz, ..."},
     {"warc-gzip-level", 0, OPT_COUNT, "N", F(warc_gzip_level), RANGE(1, 9), .section = sec_archive,
      .help = "deflate level of a .gz archive, 1 (fastest) to 9 (smallest); the archive's own "
-             "thread compresses, off the workers"},
+             "threads, one per core, compress, off the workers"},
     {"cdxj", 0, OPT_STRING, "FILE", F(cdxj), .check = check_nonempty, .section = sec_archive,
      .help = "at the end, write the CDXJ index of the WARC files to FILE (`sieve warc-index` "
              "rebuilds it from the files)"},

@@ -143,20 +143,23 @@ int warc_gzip_head(const char *text, size_t len, warc_zpool *heads, const warc_s
 
 /* ---- warc-zq.c ---- */
 
-/* Largest piece queued at once: a bigger one is split, so that the bound
- * holds whatever size the caller feeds. */
-#define WARC_ZQ_PIECE (64u * 1024)
+/* Bytes of jobs gathered before they are handed to the threads at once: a
+ * page's whole fetch, as a rule. A bigger job is split. */
+#define WARC_ZQ_PIECE (32u * 1024)
 
 typedef struct warc_zq warc_zq;
 
 /* One stream of jobs (a fetch's), run in order by one thread at a time.
- * Zero it before use; every field is the queue's, under its lock. */
+ * Zero it before use; open is its feeder's, the rest the queue's, under
+ * its lock. */
 typedef struct warc_zq_stream {
-    struct piece *head, *tail; /* waiting, in order */
+    struct piece *open;        /* the feeder's: jobs not handed over yet */
+    struct piece *head, *tail; /* handed over, waiting, in order */
     struct warc_zq_stream *next_ready;
-    bool listed; /* on the ready list */
-    bool busy;   /* a thread runs its pieces */
-    int err;     /* the first job error: it sticks */
+    bool listed;  /* on the ready list */
+    bool busy;    /* a thread runs its pieces */
+    bool waiting; /* a caller waits for it to be idle */
+    int err;      /* the first job error: it sticks */
 } warc_zq_stream;
 
 /* Runs one job, in a compression thread: op and the piece's bytes as
@@ -172,11 +175,13 @@ typedef struct warc_zq_stats {
 /* Starts threads (at least 1) running fn(ctx, ...) over at most bound
  * queued bytes. SIEVE_OK or SIEVE_ENOMEM. */
 int warc_zq_start(warc_zq **out, unsigned threads, size_t bound, warc_zq_fn fn, void *ctx);
-/* Copies data (split into pieces of WARC_ZQ_PIECE) behind the stream's
- * other jobs; waits while the queue is full. Returns the stream's sticky
- * error, if any, instead of queueing. */
+/* Copies a job behind the stream's other jobs, to be handed over when
+ * its piece is full (or at warc_zq_wait()); a hand-off waits while the
+ * queue is full. Returns the stream's sticky error, if any, instead of
+ * handing over. */
 int warc_zq_push(warc_zq *q, warc_zq_stream *s, int op, const void *data, size_t len);
-/* Waits until every job of s has run; returns its sticky error. */
+/* Hands over s's jobs and waits until every one has run; returns its
+ * sticky error. */
 int warc_zq_wait(warc_zq *q, warc_zq_stream *s);
 /* Drops s's jobs not yet run and waits for the one running, if any: then
  * s is the caller's again, to free. */

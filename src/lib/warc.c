@@ -13,7 +13,7 @@
  * Jobs. The feeding calls only parse heads and count bytes; what stores
  * the bytes is a job (submit(): bytes of a record, a record's close, the
  * fetch's end), run by run_op(). A plain archive, or a .gz one with
- * gzip_threads 0, runs each job at once in the feeding thread. A .gz
+ * gzip_inline, runs each job at once in the feeding thread. A .gz
  * archive hands them to its compression threads (warc-zq.c), which run
  * one fetch's jobs in order, one thread at a time, so every record is one
  * deflate stream fed in order. Compression moved there because a crawl
@@ -740,6 +740,14 @@ static void warc_free(sieve_warc *w)
     free(w);
 }
 
+static unsigned compress_threads(const sieve_warc_options *o)
+{
+    if (o->gzip_threads)
+        return o->gzip_threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
 int sieve_warc_open(sieve_warc **out, const char *path, const sieve_warc_options *o)
 {
     sieve_warc_options defaults;
@@ -771,8 +779,8 @@ int sieve_warc_open(sieve_warc **out, const char *path, const sieve_warc_options
         rc = copy_strings(w, o);
     if (!rc)
         rc = open_first(w);
-    if (!rc && w->gzip && o->gzip_threads > 0)
-        rc = warc_zq_start(&w->zq, o->gzip_threads, o->gzip_queue_bytes, run_op, w);
+    if (!rc && w->gzip && !o->gzip_inline)
+        rc = warc_zq_start(&w->zq, compress_threads(o), o->gzip_queue_bytes, run_op, w);
     if (rc) {
         int e = errno;
         close_file(w);
