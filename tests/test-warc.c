@@ -1066,10 +1066,17 @@ static void *zq_feed(void *p)
     return NULL;
 }
 
-/* Runs the feeders on w and checks every fetch's records, read back at
- * their locations (payload byte for byte, both digests), before w closes. */
-static void zq_run(sieve_warc *w, bool abort_some)
+/* Opens name in a new scratch directory with o (the test's settings:
+ * gzip_threads compression threads, level 1), runs the feeders on it and
+ * checks every fetch's records, read back at their locations (payload byte
+ * for byte, both digests), before it closes. */
+static sieve_warc *zq_run(const char *name, sieve_warc_options *o, unsigned gzip_threads,
+                          bool abort_some)
 {
+    make_dir();
+    o->gzip_threads = gzip_threads;
+    o->gzip_level = 1;
+    sieve_warc *w = open_archive(path_in(name), o);
     pthread_t th[ZQ_FEEDERS];
     zq_feeder args[ZQ_FEEDERS];
     for (int t = 0; t < ZQ_FEEDERS; t++) {
@@ -1097,6 +1104,7 @@ static void zq_run(sieve_warc *w, bool abort_some)
         }
         free(args[t].fetches);
     }
+    return w;
 }
 
 /* The responses in the files of a series (or the one file), each file
@@ -1128,14 +1136,10 @@ static unsigned zq_files(const char *stem, bool series, uint64_t max_bytes)
  * every record whole and where it was said to be. */
 START_TEST(threads_gzip_compressors)
 {
-    make_dir();
     sieve_warc_options o;
     sieve_warc_options_init(&o);
-    o.gzip_threads = 3;
-    o.gzip_level = 1;
     o.spool_memory = 16384;
-    sieve_warc *w = open_archive(path_in("zq.warc.gz"), &o);
-    zq_run(w, false);
+    sieve_warc *w = zq_run("zq.warc.gz", &o, 3, false);
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
     ck_assert_uint_eq(zq_files("zq", false, 0), ZQ_FEEDERS * ZQ_PER_FEEDER);
     remove_dir();
@@ -1146,14 +1150,10 @@ END_TEST
  * compressed, the archive is the same, and the waits are counted. */
 START_TEST(threads_gzip_backpressure)
 {
-    make_dir();
     sieve_warc_options o;
     sieve_warc_options_init(&o);
-    o.gzip_threads = 2;
-    o.gzip_level = 1;
     o.gzip_queue_bytes = 1;
-    sieve_warc *w = open_archive(path_in("bp.warc.gz"), &o);
-    zq_run(w, false);
+    sieve_warc *w = zq_run("bp.warc.gz", &o, 2, false);
     sieve_warc_stats st;
     sieve_warc_get_stats(w, &st);
     ck_assert_uint_gt(st.queue_full_waits, 0);
@@ -1172,14 +1172,10 @@ END_TEST
  * one fetch alone is larger, no fetch split across two. */
 START_TEST(threads_gzip_rotation)
 {
-    make_dir();
     sieve_warc_options o;
     sieve_warc_options_init(&o);
-    o.gzip_threads = 3;
-    o.gzip_level = 1;
     o.max_bytes = 40000;
-    sieve_warc *w = open_archive(path_in("rot.warc.gz"), &o);
-    zq_run(w, false);
+    sieve_warc *w = zq_run("rot.warc.gz", &o, 3, false);
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
     ck_assert(exists(path_in("rot-00005.warc.gz")));
     ck_assert_uint_eq(zq_files("rot", true, o.max_bytes), ZQ_FEEDERS * ZQ_PER_FEEDER);
@@ -1192,13 +1188,10 @@ END_TEST
  * archive holds exactly the fetches that ended. */
 START_TEST(threads_gzip_abort_and_close)
 {
-    make_dir();
     sieve_warc_options o;
     sieve_warc_options_init(&o);
-    o.gzip_threads = 2;
     o.gzip_queue_bytes = 64 << 10;
-    sieve_warc *w = open_archive(path_in("ab.warc.gz"), &o);
-    zq_run(w, true);
+    sieve_warc *w = zq_run("ab.warc.gz", &o, 2, true);
     /* One more, its body still queued as the archive closes... */
     sieve_warc_fetch_info fi = {.target_uri = "http://127.0.0.1:8917/left"};
     sieve_warc_fetch *f;
