@@ -61,7 +61,9 @@
  * the block is hashed as it is fed and spooled - kept in memory up to
  * spool_memory bytes, then in an unlinked temporary file - and written
  * after its header at sieve_warc_fetch_end(). For .gz files the spool
- * holds the compressed bytes.
+ * holds the compressed bytes, and on their way to the compression threads
+ * the bytes take at most 32 KiB per fetch being fed plus gzip_queue_bytes
+ * for the whole archive.
  *
  * Threads. One archive may be fed by any number of threads at once, each
  * with fetches of its own: a fetch belongs to one thread at a time, and
