@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -613,6 +614,93 @@ START_TEST(gzip_archive_inline)
 }
 END_TEST
 
+/* The records of a callback of sieve_warc_fetch_end_async(), and the
+ * thread it came from. */
+typedef struct async_end {
+    int calls, status;
+    pthread_t thread;
+    sieve_warc_fetch_result res;
+} async_end;
+
+static void async_written(void *ud, int status, const sieve_warc_fetch_result *res)
+{
+    async_end *e = ud;
+    e->calls++;
+    e->status = status;
+    e->thread = pthread_self();
+    if (res != NULL)
+        e->res = *res;
+}
+
+/* A fetch fed whole, not ended yet. */
+static sieve_warc_fetch *fed(sieve_warc *w, const char *url, bool respond)
+{
+    sieve_warc_fetch_info fi = {.target_uri = url, .ip_address = "127.0.0.1"};
+    sieve_warc_fetch *f;
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+    const char *req = "GET / HTTP/1.1\r\n\r\n", *head = "HTTP/1.1 200 OK\r\n\r\n";
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, req, strlen(req)), SIEVE_OK);
+    if (respond) {
+        ck_assert_int_eq(sieve_warc_fetch_response_head(f, head, strlen(head)), SIEVE_OK);
+        ck_assert_int_eq(sieve_warc_fetch_response_body(f, "hello", 5), SIEVE_OK);
+    }
+    return f;
+}
+
+/* An archive that writes in the feeding thread (plain, or .gz without
+ * compression threads) calls back before sieve_warc_fetch_end_async()
+ * returns, in that thread, with the records where it says; a fetch that
+ * cannot end is refused at once, and its callback never comes. */
+static void end_async_at_once(const char *name, bool gzip_inline)
+{
+    make_dir();
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.gzip_inline = gzip_inline;
+    sieve_warc *w = open_archive(path_in(name), &o);
+    async_end e = {0};
+    ck_assert_int_eq(
+        sieve_warc_fetch_end_async(fed(w, "http://127.0.0.1/a", true), "length", async_written, &e),
+        SIEVE_OK);
+    ck_assert_int_eq(e.calls, 1);
+    ck_assert_int_eq(e.status, SIEVE_OK);
+    ck_assert(pthread_equal(e.thread, pthread_self()));
+    fetch_spec s = {.url = "http://127.0.0.1/a",
+                    .body = (const unsigned char *)"hello",
+                    .body_len = 5,
+                    .truncated = "length"};
+    check_response(&e.res, &s, gzip_inline);
+
+    async_end none = {0};
+    ck_assert_int_eq(
+        sieve_warc_fetch_end_async(fed(w, "http://127.0.0.1/b", false), NULL, async_written, &none),
+        SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_warc_fetch_end_async(fed(w, "http://127.0.0.1/c", true), "bad reason",
+                                                async_written, &none),
+                     SIEVE_EINVAL);
+    ck_assert_int_eq(
+        sieve_warc_fetch_end_async(fed(w, "http://127.0.0.1/d", true), NULL, NULL, NULL),
+        SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_warc_fetch_end_async(NULL, NULL, async_written, &none), SIEVE_EINVAL);
+    ck_assert_int_eq(none.calls, 0);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    file_summary fs = check_file(path_in(name));
+    ck_assert_uint_eq(fs.responses, 1);
+    remove_dir();
+}
+
+START_TEST(end_async_plain)
+{
+    end_async_at_once("async.warc", false);
+}
+END_TEST
+
+START_TEST(end_async_gzip_inline)
+{
+    end_async_at_once("async.warc.gz", true);
+}
+END_TEST
+
 /* Rotation: numbered files, none past the limit unless one fetch alone
  * is larger, a warcinfo first in each, fetches never split; NEXT starts
  * the next number, APPEND goes on with the last. */
@@ -997,12 +1085,20 @@ END_TEST
  * kept for checking once the feeders are done. */
 enum { ZQ_FEEDERS = 4, ZQ_OPEN = 4, ZQ_PER_FEEDER = 48 };
 
+/* How the feeders end their fetches: waiting for the records
+ * (sieve_warc_fetch_end()), or not (sieve_warc_fetch_end_async()), and
+ * then the test waits for every callback before it closes, or closes at
+ * once, with records still to compress. */
+typedef enum zq_end { ZQ_WAIT, ZQ_ASYNC, ZQ_ASYNC_CLOSE } zq_end;
+
 typedef struct zq_fetch {
     char url[96];
     unsigned char *body;
     size_t body_len;
     sieve_warc_fetch_result res;
     int rc;
+    atomic_int calls; /* of the written callback */
+    bool in_file;     /* the records were in the file when it was called */
 } zq_fetch;
 
 typedef struct zq_feeder {
@@ -1010,6 +1106,7 @@ typedef struct zq_feeder {
     int id;
     zq_fetch *fetches; /* ZQ_PER_FEEDER of them */
     bool abort_some;   /* abort every third fetch after feeding half of it */
+    zq_end end;
 } zq_feeder;
 
 static size_t zq_body_len(int t, int i)
@@ -1021,6 +1118,31 @@ static size_t zq_body_len(int t, int i)
 static bool zq_aborted(const zq_feeder *a, int i)
 {
     return a->abort_some && i % 3 == 1;
+}
+
+/* The fetches of a feeder that aborts some that end. */
+static unsigned zq_ended(void)
+{
+    zq_feeder a = {.abort_some = true};
+    unsigned n = 0;
+    for (int i = 0; i < ZQ_PER_FEEDER; i++)
+        n += !zq_aborted(&a, i);
+    return n;
+}
+
+/* sieve_warc_fetch_end_async()'s callback: the records must be in the
+ * file already. */
+static void zq_written(void *ud, int status, const sieve_warc_fetch_result *res)
+{
+    zq_fetch *z = ud;
+    z->rc = status;
+    if (res != NULL) {
+        z->res = *res;
+        struct stat st;
+        z->in_file = stat(res->response.path, &st) == 0 &&
+                     (uint64_t)st.st_size >= res->response.offset + res->response.length;
+    }
+    atomic_fetch_add(&z->calls, 1);
 }
 
 static void *zq_feed(void *p)
@@ -1059,19 +1181,52 @@ static void *zq_feed(void *p)
             zq_fetch *z = &a->fetches[first + k];
             if (zq_aborted(a, first + k))
                 sieve_warc_fetch_abort(f[k]);
-            else if (!z->rc)
+            else if (!z->rc && a->end == ZQ_WAIT)
                 z->rc = sieve_warc_fetch_end(f[k], NULL, &z->res);
+            else if (!z->rc)
+                z->rc = sieve_warc_fetch_end_async(f[k], NULL, zq_written, z);
         }
     }
     return NULL;
 }
 
+/* Waits until every fetch that ended has had its one callback. */
+static void zq_wait_callbacks(zq_feeder *args)
+{
+    for (int tries = 0; tries < 60000; tries++) {
+        bool all = true;
+        for (int t = 0; t < ZQ_FEEDERS && all; t++)
+            for (int i = 0; i < ZQ_PER_FEEDER && all; i++)
+                all = zq_aborted(&args[t], i) || atomic_load(&args[t].fetches[i].calls) > 0;
+        if (all)
+            return;
+        usleep(1000);
+    }
+    ck_abort_msg("a written callback never came");
+}
+
+/* Each fetch that ended had exactly one callback, its records in the
+ * file by then; an aborted one had none. */
+static void zq_check_callbacks(const zq_feeder *a)
+{
+    for (int i = 0; i < ZQ_PER_FEEDER; i++) {
+        const zq_fetch *z = &a->fetches[i];
+        int want = zq_aborted(a, i) ? 0 : 1;
+        ck_assert_msg(atomic_load(&z->calls) == want, "%s: %d callbacks", z->url,
+                      atomic_load(&z->calls));
+        ck_assert_msg(!want || z->in_file, "%s: called back before its records were written",
+                      z->url);
+    }
+}
+
 /* Opens name in a new scratch directory with o (the test's settings:
  * gzip_threads compression threads, level 1), runs the feeders on it and
  * checks every fetch's records, read back at their locations (payload byte
- * for byte, both digests), before it closes. */
+ * for byte, both digests), before it closes. With ZQ_ASYNC_CLOSE it
+ * closes the archive as soon as the feeders are done, checks the
+ * callbacks and returns NULL. */
 static sieve_warc *zq_run(const char *name, sieve_warc_options *o, unsigned gzip_threads,
-                          bool abort_some)
+                          bool abort_some, zq_end end)
 {
     make_dir();
     o->gzip_threads = gzip_threads;
@@ -1080,7 +1235,7 @@ static sieve_warc *zq_run(const char *name, sieve_warc_options *o, unsigned gzip
     pthread_t th[ZQ_FEEDERS];
     zq_feeder args[ZQ_FEEDERS];
     for (int t = 0; t < ZQ_FEEDERS; t++) {
-        args[t] = (zq_feeder){.w = w, .id = t, .abort_some = abort_some};
+        args[t] = (zq_feeder){.w = w, .id = t, .abort_some = abort_some, .end = end};
         args[t].fetches = calloc(ZQ_PER_FEEDER, sizeof(zq_fetch));
         for (int i = 0; i < ZQ_PER_FEEDER; i++) {
             zq_fetch *z = &args[t].fetches[i];
@@ -1092,11 +1247,19 @@ static sieve_warc *zq_run(const char *name, sieve_warc_options *o, unsigned gzip
     }
     for (int t = 0; t < ZQ_FEEDERS; t++)
         pthread_join(th[t], NULL);
+    if (end == ZQ_ASYNC_CLOSE) {
+        ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+        w = NULL;
+    } else if (end == ZQ_ASYNC) {
+        zq_wait_callbacks(args);
+    }
     for (int t = 0; t < ZQ_FEEDERS; t++) {
+        if (end != ZQ_WAIT)
+            zq_check_callbacks(&args[t]);
         for (int i = 0; i < ZQ_PER_FEEDER; i++) {
             zq_fetch *z = &args[t].fetches[i];
             ck_assert_msg(z->rc == SIEVE_OK, "%s: %s", z->url, sieve_strerror(z->rc));
-            if (!zq_aborted(&args[t], i)) {
+            if (w != NULL && !zq_aborted(&args[t], i)) {
                 fetch_spec s = {.url = z->url, .body = z->body, .body_len = z->body_len};
                 check_response(&z->res, &s, true);
             }
@@ -1133,15 +1296,18 @@ static unsigned zq_files(const char *stem, bool series, uint64_t max_bytes)
 }
 
 /* Several feeders, several open fetches each, three compression threads:
- * every record whole and where it was said to be. */
+ * every record whole and where it was said to be. _i = 1: ends that do
+ * not wait, some fetches aborted; every ended fetch's callback comes
+ * once, with its records already in the file where it says they are. */
 START_TEST(threads_gzip_compressors)
 {
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.spool_memory = 16384;
-    sieve_warc *w = zq_run("zq.warc.gz", &o, 3, false);
+    bool async = _i == 1;
+    sieve_warc *w = zq_run("zq.warc.gz", &o, 3, async, async ? ZQ_ASYNC : ZQ_WAIT);
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
-    ck_assert_uint_eq(zq_files("zq", false, 0), ZQ_FEEDERS * ZQ_PER_FEEDER);
+    ck_assert_uint_eq(zq_files("zq", false, 0), ZQ_FEEDERS * (async ? zq_ended() : ZQ_PER_FEEDER));
     remove_dir();
 }
 END_TEST
@@ -1153,7 +1319,7 @@ START_TEST(threads_gzip_backpressure)
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.gzip_queue_bytes = 1;
-    sieve_warc *w = zq_run("bp.warc.gz", &o, 2, false);
+    sieve_warc *w = zq_run("bp.warc.gz", &o, 2, false, ZQ_WAIT);
     sieve_warc_stats st;
     sieve_warc_get_stats(w, &st);
     ck_assert_uint_gt(st.queue_full_waits, 0);
@@ -1175,7 +1341,7 @@ START_TEST(threads_gzip_rotation)
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.max_bytes = 40000;
-    sieve_warc *w = zq_run("rot.warc.gz", &o, 3, false);
+    sieve_warc *w = zq_run("rot.warc.gz", &o, 3, false, ZQ_WAIT);
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
     ck_assert(exists(path_in("rot-00005.warc.gz")));
     ck_assert_uint_eq(zq_files("rot", true, o.max_bytes), ZQ_FEEDERS * ZQ_PER_FEEDER);
@@ -1191,7 +1357,7 @@ START_TEST(threads_gzip_abort_and_close)
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.gzip_queue_bytes = 64 << 10;
-    sieve_warc *w = zq_run("ab.warc.gz", &o, 2, true);
+    sieve_warc *w = zq_run("ab.warc.gz", &o, 2, true, ZQ_WAIT);
     /* One more, its body still queued as the archive closes... */
     sieve_warc_fetch_info fi = {.target_uri = "http://127.0.0.1:8917/left"};
     sieve_warc_fetch *f;
@@ -1204,10 +1370,21 @@ START_TEST(threads_gzip_abort_and_close)
     sieve_warc_fetch_abort(f); /* ...which is dropped, as the contract asks */
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
     free(body);
-    unsigned ended = 0;
-    for (int i = 0; i < ZQ_PER_FEEDER; i++)
-        ended += i % 3 != 1;
-    ck_assert_uint_eq(zq_files("ab", false, 0), ZQ_FEEDERS * ended);
+    ck_assert_uint_eq(zq_files("ab", false, 0), ZQ_FEEDERS * zq_ended());
+    remove_dir();
+}
+END_TEST
+
+/* Closed with ended fetches still waiting for a compression thread (one
+ * thread, a queue that never makes a feeder wait): close writes them all,
+ * and every callback has come and returned when close returns. */
+START_TEST(threads_gzip_close_with_ends_pending)
+{
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.gzip_queue_bytes = 256u << 20;
+    ck_assert_ptr_null(zq_run("cl.warc.gz", &o, 1, false, ZQ_ASYNC_CLOSE));
+    ck_assert_uint_eq(zq_files("cl", false, 0), ZQ_FEEDERS * ZQ_PER_FEEDER);
     remove_dir();
 }
 END_TEST
@@ -1541,6 +1718,8 @@ int main(void)
     tcase_add_test(tc, plain_archive);
     tcase_add_test(tc, gzip_archive);
     tcase_add_test(tc, gzip_archive_inline);
+    tcase_add_test(tc, end_async_plain);
+    tcase_add_test(tc, end_async_gzip_inline);
     tcase_add_test(tc, rotation_plain);
     tcase_add_test(tc, rotation_gzip);
     tcase_add_test(tc, torn_tail_plain);
@@ -1557,10 +1736,11 @@ int main(void)
     tcase_set_timeout(th, 240);
     tcase_add_test(th, threads_plain);
     tcase_add_test(th, threads_gzip);
-    tcase_add_test(th, threads_gzip_compressors);
+    tcase_add_loop_test(th, threads_gzip_compressors, 0, 2);
     tcase_add_test(th, threads_gzip_backpressure);
     tcase_add_test(th, threads_gzip_rotation);
     tcase_add_test(th, threads_gzip_abort_and_close);
+    tcase_add_test(th, threads_gzip_close_with_ends_pending);
     suite_add_tcase(s, th);
     TCase *wi = tcase_create("warcio");
     tcase_set_timeout(wi, 240);

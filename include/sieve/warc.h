@@ -75,7 +75,9 @@
  * threads hash, compress and spool it, one fetch's pieces in order on one
  * thread at a time. sieve_warc_fetch_end() waits for its own fetch's
  * pieces, appends its records from a compression thread and returns
- * when they are written, as for a plain archive.
+ * when they are written, as for a plain archive;
+ * sieve_warc_fetch_end_async() returns at once and is called back when
+ * they are.
  *
  * Durability. Records are appended with write(2), whole, so a killed
  * process leaves every record it finished readable (at most the one being
@@ -211,6 +213,8 @@ typedef struct sieve_warc_stats {
     uint64_t queue_full_us;    /* how long, together, in microseconds */
     uint64_t end_wait_us;      /* sieve_warc_fetch_end() waiting for its fetch's
                                   compression, together, in microseconds */
+    uint64_t compress_cpu_us;  /* CPU time of the compression threads, in
+                                  microseconds: what compressing cost */
 } sieve_warc_stats;
 
 /* Fills o with the defaults named in sieve_warc_options. */
@@ -298,6 +302,28 @@ SIEVE_API int sieve_warc_fetch_response_body(sieve_warc_fetch *f, const void *da
  * records are in the kernel (written), whichever thread compressed them. */
 SIEVE_API int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated,
                                    sieve_warc_fetch_result *res);
+
+/* How sieve_warc_fetch_end_async() tells its caller the fetch's records
+ * were written: status SIEVE_OK and res (valid during the call) as
+ * sieve_warc_fetch_end() fills it, or an error of sieve_warc_fetch_end()
+ * and res NULL (nothing of the fetch is in the archive then). */
+typedef void (*sieve_warc_written_fn)(void *ud, int status, const sieve_warc_fetch_result *res);
+
+/* Ends the fetch as sieve_warc_fetch_end() does, without waiting for its
+ * records to be written: a .gz archive with compression threads writes
+ * them once those threads have compressed the fetch, and then calls
+ * written(ud, ...) from the thread that wrote them; any other archive
+ * writes them now and calls written() before this returns. Either way
+ * written() is called once, when the records are in the kernel (a kill
+ * after it loses none of them), and the fetch is freed by then. Returns
+ * SIEVE_OK when written() will be called; else nothing is written, f is
+ * freed, written() is never called, and the status is one of
+ * sieve_warc_fetch_end()'s (SIEVE_EINVAL also for a NULL written).
+ * Thread-safe with other fetches. Every fetch ended this way has been
+ * written, and its callback has returned, when sieve_warc_close()
+ * returns. */
+SIEVE_API int sieve_warc_fetch_end_async(sieve_warc_fetch *f, const char *truncated,
+                                         sieve_warc_written_fn written, void *ud);
 
 /* Drops a fetch without writing anything, and frees it (waiting, for a
  * .gz archive, for a piece of it being compressed). NULL is a no-op. */

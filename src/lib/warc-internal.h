@@ -160,6 +160,8 @@ typedef struct warc_zq_stream {
     bool busy;    /* a thread runs its pieces */
     bool waiting; /* a caller waits for it to be idle */
     int err;      /* the first job error: it sticks */
+    /* set by warc_zq_finish(): called once the stream is idle */
+    void (*on_idle)(void *ctx, struct warc_zq_stream *s);
 } warc_zq_stream;
 
 /* Runs one job, in a compression thread: op and the piece's bytes as
@@ -170,6 +172,7 @@ typedef struct warc_zq_stats {
     uint64_t full_waits;   /* pushes that waited for room */
     uint64_t full_wait_ns; /* how long they waited, together */
     uint64_t end_wait_ns;  /* time spent in warc_zq_wait() for a stream's jobs */
+    uint64_t cpu_ns;       /* CPU time the threads spent running jobs */
 } warc_zq_stats;
 
 /* Starts threads (at least 1) running fn(ctx, ...) over at most bound
@@ -183,6 +186,12 @@ int warc_zq_push(warc_zq *q, warc_zq_stream *s, int op, const void *data, size_t
 /* Hands over s's jobs and waits until every one has run; returns its
  * sticky error. */
 int warc_zq_wait(warc_zq *q, warc_zq_stream *s);
+/* Hands over s's jobs and returns without waiting: once every one has
+ * run, on_idle(ctx, s) is called, once, from the thread that ran the
+ * last (or from this one, when none is left to run), and s is never
+ * touched again by the queue: on_idle may free it. No job may be pushed
+ * to s after this. */
+void warc_zq_finish(warc_zq *q, warc_zq_stream *s, void (*on_idle)(void *ctx, warc_zq_stream *s));
 /* Drops s's jobs not yet run and waits for the one running, if any: then
  * s is the caller's again, to free. */
 void warc_zq_drop(warc_zq *q, warc_zq_stream *s);

@@ -30,7 +30,12 @@
  * archiving cost it.
  *
  * A job's error sticks to its stream: later pieces of it are dropped
- * unrun, and the next push or wait returns the error. */
+ * unrun, and the next push or wait returns the error.
+ *
+ * Ends that do not wait. A caller that must not sleep through its
+ * stream's jobs (a crawl worker with other transfers to drive) finishes
+ * the stream instead of waiting for it: the thread that runs its last
+ * job calls the stream's on_idle, outside the lock, and lets go of it. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -134,11 +139,20 @@ static int run_piece(warc_zq *q, warc_zq_stream *s, const piece *p)
     return err;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Runs one stream's pieces, in order, until it has none; the lock is
- * held on entry and exit, and dropped around each piece. */
-static void run_stream(warc_zq *q, warc_zq_stream *s)
+ * held on entry and exit, and dropped around each piece. Returns the
+ * stream's on_idle when it was finished: the caller calls it, unlocked. */
+static void (*run_stream(warc_zq *q, warc_zq_stream *s))(void *, warc_zq_stream *)
 {
     s->busy = true;
+    uint64_t cpu0 = thread_cpu_ns();
     piece *p;
     while ((p = pop_piece(s))) {
         int err = s->err;
@@ -150,9 +164,11 @@ static void run_stream(warc_zq *q, warc_zq_stream *s)
             s->err = err;
         release(q, p);
     }
+    q->stats.cpu_ns += thread_cpu_ns() - cpu0;
     s->busy = false;
     if (s->waiting)
         pthread_cond_broadcast(&q->idle);
+    return s->on_idle;
 }
 
 static void *thread_main(void *arg)
@@ -171,7 +187,12 @@ static void *thread_main(void *arg)
         if (!q->ready)
             q->ready_tail = NULL;
         s->listed = false;
-        run_stream(q, s);
+        void (*on_idle)(void *, warc_zq_stream *) = run_stream(q, s);
+        if (on_idle) {
+            pthread_mutex_unlock(&q->lock);
+            on_idle(q->ctx, s);
+            pthread_mutex_lock(&q->lock);
+        }
     }
     pthread_mutex_unlock(&q->lock);
     return NULL;
@@ -297,6 +318,20 @@ int warc_zq_wait(warc_zq *q, warc_zq_stream *s)
     int err = s->err;
     pthread_mutex_unlock(&q->lock);
     return err;
+}
+
+void warc_zq_finish(warc_zq *q, warc_zq_stream *s, void (*on_idle)(void *ctx, warc_zq_stream *s))
+{
+    int rc = hand_over(q, s);
+    pthread_mutex_lock(&q->lock);
+    if (rc && !s->err)
+        s->err = rc;
+    bool idle = !s->head && !s->busy;
+    if (!idle)
+        s->on_idle = on_idle;
+    pthread_mutex_unlock(&q->lock);
+    if (idle)
+        on_idle(q->ctx, s);
 }
 
 void warc_zq_drop(warc_zq *q, warc_zq_stream *s)

@@ -22,10 +22,11 @@
  * crawl's work on a page, bench/results/warc.txt), while a thread of the
  * archive's own runs alongside the workers, on a core they leave idle
  * while they wait on the network. The price is a copy of each
- * piece into a queue of bounded bytes, and a wait at the end of each
- * fetch for its own jobs: sieve_warc_fetch_end() returns only once its
- * records are written, because the caller's record of the page names
- * where they went, and a page is done only after its records are.
+ * piece into a queue of bounded bytes. sieve_warc_fetch_end() waits for
+ * its fetch's jobs, since it returns where the records went;
+ * sieve_warc_fetch_end_async() does not: the thread that runs the last
+ * job calls the caller back with the records' places and frees the
+ * fetch, so a crawl worker goes on with its transfers meanwhile.
  *
  * Locking. The archive's mutex is taken twice per fetch, by whoever runs
  * its end job: once to read which file is current (its warcinfo ID goes
@@ -37,9 +38,9 @@
  * says why).
  *
  * Durability. Each record is appended with plain write(2)s into the file's
- * descriptor (no stdio buffer), so once fetch_end() returns its records
- * are in the kernel and survive the process being killed. A failed append
- * is cut back with ftruncate(), so a full disk leaves no torn record
+ * descriptor (no stdio buffer), so once fetch_end() returns (or the
+ * callback of fetch_end_async() is called) its records are in the kernel and survive the process
+ * being killed. A failed append is cut back with ftruncate(), so a full disk leaves no torn record
  * behind. sync() and close() fsync; a rotation fsyncs the file it leaves.
  * Opening in append mode first reads the file through (warc-read.c) to
  * find its last complete record, and cuts a torn tail there. */
@@ -124,8 +125,11 @@ struct sieve_warc_fetch {
     /* The jobs of a .gz archive's compression threads, and what the last
      * one (OP_END) leaves for sieve_warc_fetch_end(). */
     warc_zq_stream zs;
-    const char *truncated;
+    const char *truncated; /* NULL, or truncated_buf */
+    char truncated_buf[65];
     sieve_warc_fetch_result placed;
+    sieve_warc_written_fn written; /* sieve_warc_fetch_end_async()'s */
+    void *written_ud;
 };
 
 /* Jobs on a fetch's records: bytes to store (of the response's record
@@ -812,6 +816,7 @@ void sieve_warc_get_stats(sieve_warc *w, sieve_warc_stats *out)
     out->queue_full_waits = st.full_waits;
     out->queue_full_us = st.full_wait_ns / 1000;
     out->end_wait_us = st.end_wait_ns / 1000;
+    out->compress_cpu_us = st.cpu_ns / 1000;
 }
 
 int sieve_warc_close(sieve_warc *w)
@@ -1165,10 +1170,16 @@ static int end_fetch(sieve_warc_fetch *f)
     return rc;
 }
 
+/* The fetch a job stream belongs to. */
+static sieve_warc_fetch *fetch_of(warc_zq_stream *s)
+{
+    return (sieve_warc_fetch *)((char *)s - offsetof(sieve_warc_fetch, zs));
+}
+
 static int run_op(void *ctx, warc_zq_stream *s, int op, const void *data, size_t len)
 {
     (void)ctx;
-    sieve_warc_fetch *f = (sieve_warc_fetch *)((char *)s - offsetof(sieve_warc_fetch, zs));
+    sieve_warc_fetch *f = fetch_of(s);
     if (op & OP_END)
         return end_fetch(f);
     struct rec *r = op & OP_RESPONSE ? &f->resp : &f->req;
@@ -1177,10 +1188,10 @@ static int run_op(void *ctx, warc_zq_stream *s, int op, const void *data, size_t
     return rec_store(r, data, len, op & OP_PAYLOAD);
 }
 
-int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated, sieve_warc_fetch_result *res)
+/* Checks the fetch can end and queues its last job (run at once without
+ * compression threads). */
+static int end_submit(sieve_warc_fetch *f, const char *truncated)
 {
-    if (!f)
-        return SIEVE_EINVAL;
     int rc = f->err;
     if (!rc && truncated && !reason_ok(truncated))
         rc = SIEVE_EINVAL;
@@ -1188,24 +1199,81 @@ int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated, sieve_warc_
         rc = SIEVE_ESTATE;
     if (!rc)
         rc = rec_start(f, &f->resp);
-    if (!rc) {
-        f->truncated = truncated;
-        rc = submit(f, OP_END, NULL, 0);
+    if (!rc && truncated) {
+        snprintf(f->truncated_buf, sizeof f->truncated_buf, "%s", truncated);
+        f->truncated = f->truncated_buf;
     }
-    /* The records must be written when this returns (the caller's record
-     * of the page names where they are): wait for the threads. */
+    if (!rc)
+        rc = submit(f, OP_END, NULL, 0);
+    return rc;
+}
+
+static void fill_result(const sieve_warc_fetch *f, sieve_warc_fetch_result *res)
+{
+    res->request = f->placed.request;
+    res->response = f->placed.response;
+    memcpy(res->request_id, f->req_id, sizeof res->request_id);
+    memcpy(res->response_id, f->resp_id, sizeof res->response_id);
+    res->body_bytes = f->resp.body_len;
+    memcpy(res->payload_digest, f->resp.payload_digest, sizeof res->payload_digest);
+}
+
+int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated, sieve_warc_fetch_result *res)
+{
+    if (!f)
+        return SIEVE_EINVAL;
+    int rc = end_submit(f, truncated);
+    /* The caller's record of the page names where the records are: they
+     * must be written when this returns. */
     if (!rc && f->w->zq)
         rc = warc_zq_wait(f->w->zq, &f->zs);
-    if (!rc && res) {
-        res->request = f->placed.request;
-        res->response = f->placed.response;
-        memcpy(res->request_id, f->req_id, sizeof res->request_id);
-        memcpy(res->response_id, f->resp_id, sizeof res->response_id);
-        res->body_bytes = f->resp.body_len;
-        memcpy(res->payload_digest, f->resp.payload_digest, sizeof res->payload_digest);
-    }
+    if (!rc && res)
+        fill_result(f, res);
     sieve_warc_fetch_abort(f);
     return rc;
+}
+
+/* The fetch's jobs have all run: the caller hears how, and f goes. */
+static void report_written(sieve_warc_fetch *f, int rc)
+{
+    sieve_warc_fetch_result res;
+    if (!rc)
+        fill_result(f, &res);
+    sieve_warc_written_fn fn = f->written;
+    void *ud = f->written_ud;
+    rec_free(&f->req);
+    rec_free(&f->resp);
+    free(f->uri);
+    free(f);
+    fn(ud, rc, rc ? NULL : &res);
+}
+
+static void stream_idle(void *ctx, warc_zq_stream *s)
+{
+    (void)ctx;
+    sieve_warc_fetch *f = fetch_of(s);
+    report_written(f, s->err);
+}
+
+int sieve_warc_fetch_end_async(sieve_warc_fetch *f, const char *truncated,
+                               sieve_warc_written_fn written, void *ud)
+{
+    if (!f || !written) {
+        sieve_warc_fetch_abort(f);
+        return SIEVE_EINVAL;
+    }
+    int rc = end_submit(f, truncated);
+    if (rc) {
+        sieve_warc_fetch_abort(f);
+        return rc;
+    }
+    f->written = written;
+    f->written_ud = ud;
+    if (f->w->zq)
+        warc_zq_finish(f->w->zq, &f->zs, stream_idle);
+    else
+        report_written(f, SIEVE_OK); /* the last job ran in submit() */
+    return SIEVE_OK;
 }
 
 void sieve_warc_fetch_abort(sieve_warc_fetch *f)
