@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,18 +436,31 @@ static bool runner_wait(runner *r, double limit_s)
     return true;
 }
 
-/* Waits up to limit_s until stats.in_flight reaches n. */
-static bool wait_in_flight(sieve_crawler *c, uint64_t n, double limit_s)
+/* Waits up to limit_s until the stats' counter at offset (in_flight,
+ * held) reaches n. */
+static bool wait_stat(sieve_crawler *c, size_t offset, uint64_t n, double limit_s)
 {
     double end = now_s() + limit_s;
     sieve_crawl_stats st;
     do {
         sieve_crawler_stats_get(c, &st);
-        if (st.in_flight >= n)
+        uint64_t v;
+        memcpy(&v, (const char *)&st + offset, sizeof v);
+        if (v >= n)
             return true;
-        usleep(10000);
+        usleep(5000);
     } while (now_s() < end);
     return false;
+}
+
+static bool wait_in_flight(sieve_crawler *c, uint64_t n, double limit_s)
+{
+    return wait_stat(c, offsetof(sieve_crawl_stats, in_flight), n, limit_s);
+}
+
+static bool wait_held(sieve_crawler *c, uint64_t n, double limit_s)
+{
+    return wait_stat(c, offsetof(sieve_crawl_stats, held), n, limit_s);
 }
 
 /* After run() returned: no record may come any more. */
@@ -1382,6 +1396,237 @@ START_TEST(add_seed_errors)
 }
 END_TEST
 
+/* ---- records held back (sieve_crawl_transfer_hold()) ---- */
+
+/* An embedder that holds back every record, as an archive writing on
+ * threads of its own does, and releases the holds from a thread of its
+ * own in the order they came, a little later, unless paused. */
+typedef struct mark {
+    atomic_bool released;
+} mark;
+
+typedef struct holder {
+    ctx *x;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sieve_crawl_hold **q;
+    mark **marks;
+    size_t n, head, cap;
+    bool paused, quit;
+    size_t fail_at; /* the hold with this number (from 1) fails with SIEVE_EIO */
+    char failed_url[256];
+    pthread_t thread;
+    atomic_size_t early;     /* records delivered before their release */
+    atomic_size_t bad_holds; /* holds refused or allowed against the contract */
+} holder;
+
+static void on_transfer_end_hold(void *ud, sieve_crawl_transfer *t)
+{
+    holder *h = ud;
+    sieve_crawl_hold *hold;
+    int rc = sieve_crawl_transfer_hold(t, &hold);
+    if (!t->has_record) {
+        atomic_fetch_add(&h->bad_holds, rc != SIEVE_ESTATE);
+        return;
+    }
+    sieve_crawl_hold *again;
+    if (rc != SIEVE_OK || sieve_crawl_transfer_hold(t, &again) != SIEVE_ESTATE) {
+        atomic_fetch_add(&h->bad_holds, 1);
+        return;
+    }
+    mark *m = calloc(1, sizeof *m);
+    t->user = m;
+    pthread_mutex_lock(&h->mu);
+    if (h->n == h->cap) {
+        h->cap = h->cap ? 2 * h->cap : 256;
+        h->q = realloc(h->q, h->cap * sizeof *h->q);
+        h->marks = realloc(h->marks, h->cap * sizeof *h->marks);
+    }
+    if (h->n + 1 == h->fail_at)
+        snprintf(h->failed_url, sizeof h->failed_url, "%s", t->url);
+    h->marks[h->n] = m;
+    h->q[h->n++] = hold;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static int on_record_held(void *ud, const sieve_crawl_record *r)
+{
+    holder *h = ud;
+    mark *m = r->transfer != NULL ? r->transfer->user : NULL;
+    if (m == NULL || !atomic_load(&m->released))
+        atomic_fetch_add(&h->early, 1);
+    free(m);
+    return on_record(h->x, r);
+}
+
+static void *releaser_main(void *arg)
+{
+    holder *h = arg;
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        while (!h->quit && (h->paused || h->head == h->n))
+            pthread_cond_wait(&h->cv, &h->mu);
+        if (h->head == h->n)
+            break;
+        size_t i = h->head++;
+        pthread_mutex_unlock(&h->mu);
+        usleep(500);
+        atomic_store(&h->marks[i]->released, true);
+        sieve_crawl_hold_release(h->q[i], i + 1 == h->fail_at ? SIEVE_EIO : SIEVE_OK);
+        pthread_mutex_lock(&h->mu);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+static void holder_pause(holder *h, bool paused)
+{
+    pthread_mutex_lock(&h->mu);
+    h->paused = paused;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* A crawl of a plain web of its own on a thread of its own, concurrency
+ * transfers a worker, its records held by h. */
+typedef struct held_crawl {
+    holder h;
+    ctx x;
+    sieve_crawl_options o;
+    web *w;
+    runner r;
+} held_crawl;
+
+/* Starts k's crawl; its releaser starts paused when asked to. fail_at:
+ * the hold that fails (0: none). */
+static void held_crawl_start(held_crawl *k, unsigned concurrency, bool paused, size_t fail_at)
+{
+    holder *h = &k->h;
+    ctx *x = &k->x;
+    k->w = web_start(plain_web);
+    test_options(&k->o);
+    k->o.concurrency = concurrency;
+    memset(h, 0, sizeof *h);
+    h->x = x;
+    h->paused = paused;
+    h->fail_at = fail_at;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    ctx_init(x, k->w);
+    ck_assert_int_eq(sieve_crawler_new(&x->c, &k->o), SIEVE_OK);
+    sieve_crawl_callbacks cb = {.on_record = on_record_held,
+                                .on_transfer_end = on_transfer_end_hold};
+    sieve_crawler_set_callbacks(x->c, &cb, h);
+    ck_assert_int_eq(sieve_crawler_add_seed(x->c, k->w->base, SIZE_MAX), SIEVE_OK);
+    ck_assert_int_eq(pthread_create(&h->thread, NULL, releaser_main, h), 0);
+    runner_start(&k->r, x);
+}
+
+/* After run(): the releaser has nothing left, every hold came back. */
+static void holder_end(holder *h)
+{
+    pthread_mutex_lock(&h->mu);
+    h->quit = true;
+    h->paused = false;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    pthread_join(h->thread, NULL);
+    ck_assert_uint_eq(h->head, h->n);
+    ck_assert_uint_eq(atomic_load(&h->early), 0);
+    ck_assert_uint_eq(atomic_load(&h->bad_holds), 0);
+    free(h->q);
+    free(h->marks);
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+}
+
+/* Lets k's releaser go on, waits for run() to return want, and checks
+ * that every hold came back, none too early, and no record came after. */
+static void held_crawl_end(held_crawl *k, int want)
+{
+    holder_pause(&k->h, false);
+    ck_assert(runner_wait(&k->r, 120));
+    ck_assert_int_eq(k->r.rc, want);
+    holder_end(&k->h);
+    assert_no_late_records(&k->x);
+}
+
+/* Every record held back: while none is released each worker comes to
+ * hold one per transfer slot, and starts nothing more; released, each
+ * comes after its release, and the crawl delivers exactly the truth. */
+START_TEST(held_records_come_after_their_release)
+{
+    held_crawl k;
+    held_crawl_start(&k, 3, true, 0);
+    holder *h = &k.h;
+    ctx *x = &k.x;
+    /* a worker stops at `concurrency` held, and its transfers in flight
+     * then (fewer than its slots) are held too */
+    uint64_t bound = (uint64_t)k.o.workers * k.o.concurrency;
+    uint64_t most = (uint64_t)k.o.workers * (2 * k.o.concurrency - 1);
+    ck_assert_msg(wait_held(x->c, bound, 30), "never %llu records held", (unsigned long long)bound);
+    usleep(300 * 1000);
+    sieve_crawl_stats st, later;
+    sieve_crawler_stats_get(x->c, &st);
+    ck_assert_uint_ge(st.held, bound);
+    ck_assert_uint_le(st.held, most);
+    ck_assert_uint_eq(st.in_flight, 0);
+    ck_assert_uint_eq(st.fetched, 0);
+    ck_assert_uint_eq(st.started, st.held);
+    usleep(300 * 1000);
+    sieve_crawler_stats_get(x->c, &later);
+    ck_assert_uint_eq(later.started, st.started);
+    held_crawl_end(&k, SIEVE_OK);
+    const char **got = sorted_urls(x);
+    assert_same_sets(k.w->truth, k.w->truth_n, got, x->n);
+    free(got);
+    assert_records_complete(x, k.w);
+    assert_vias(x, k.w);
+    sieve_crawler_stats_get(x->c, &st);
+    ck_assert_uint_eq(st.held, 0);
+    ck_assert_uint_ge(st.held_max, later.held);
+    ck_assert_uint_le(st.held_max, most);
+    ck_assert_uint_eq(st.fetched, x->n);
+    ck_assert_uint_eq(h->n, x->n);
+    ctx_free(x);
+}
+END_TEST
+
+/* stop() twice with records held: run() waits for their releases, then
+ * delivers them (the embedder's work for them is done), and returns. */
+START_TEST(stop_waits_for_held_records)
+{
+    held_crawl k;
+    held_crawl_start(&k, 3, true, 0);
+    ck_assert(wait_held(k.x.c, 4, 30));
+    sieve_crawler_stop(k.x.c);
+    sieve_crawler_stop(k.x.c);
+    usleep(300 * 1000);
+    ck_assert_msg(!atomic_load(&k.r.done), "run() returned with records held");
+    ck_assert_uint_eq(k.x.n, 0);
+    held_crawl_end(&k, SIEVE_ECLOSED);
+    ck_assert_uint_eq(k.x.n, k.h.n);
+    assert_subset_of_truth(&k.x, k.w);
+    ctx_free(&k.x);
+}
+END_TEST
+
+/* A hold released with an error: its record never comes (its URL is not
+ * done), and the run fails with that error. */
+START_TEST(a_failed_hold_fails_the_run)
+{
+    held_crawl k;
+    held_crawl_start(&k, 8, false, 3);
+    held_crawl_end(&k, SIEVE_EIO);
+    ck_assert_uint_ge(k.h.n, 3);
+    ck_assert_uint_eq(k.x.n, k.h.n - 1);
+    for (size_t i = 0; i < k.x.n; i++)
+        ck_assert_str_ne(k.x.r[i].url, k.h.failed_url);
+    ctx_free(&k.x);
+}
+END_TEST
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -1408,6 +1653,14 @@ int main(void)
     tcase_add_test(st, second_stop_aborts_at_once);
     tcase_add_test(st, negative_on_record_status_stops_the_crawl);
     suite_add_tcase(s, st);
+
+    TCase *hold = tcase_create("hold");
+    tcase_add_checked_fixture(hold, setup, teardown);
+    tcase_set_timeout(hold, 240);
+    tcase_add_test(hold, held_records_come_after_their_release);
+    tcase_add_test(hold, stop_waits_for_held_records);
+    tcase_add_test(hold, a_failed_hold_fails_the_run);
+    suite_add_tcase(s, hold);
 
     TCase *lf = tcase_create("link filter");
     tcase_add_checked_fixture(lf, setup, teardown);

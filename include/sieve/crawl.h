@@ -364,7 +364,11 @@ typedef struct sieve_crawl_callbacks {
      *                     happened to it (wire_bytes, truncated, aborted
      *                     and has_record are set).
      *   on_record         right after, if has_record (pages and sitemaps;
-     *                     robots.txt and aborted transfers have none).
+     *                     robots.txt and aborted transfers have none); or,
+     *                     if on_transfer_end held the record back
+     *                     (sieve_crawl_transfer_hold()), after the hold's
+     *                     release, on the same worker thread, when the
+     *                     transfer's slot may already run another.
      *
      * A transfer that fails early skips the calls it did not reach (a DNS
      * failure gets only on_transfer_end). t->user is the embedder's slot
@@ -391,6 +395,34 @@ typedef struct sieve_crawl_callbacks {
     int (*on_sync)(void *ud);
 } sieve_crawl_callbacks;
 
+/* A record held back by the embedder, from the end of its transfer to
+ * sieve_crawl_hold_release(). */
+typedef struct sieve_crawl_hold sieve_crawl_hold;
+
+/* From on_transfer_end only, for its transfer t when t->has_record: the
+ * embedder still has work to finish for t off this thread (an archive
+ * whose threads write t's records later), and the record must wait for
+ * it. The worker then goes on with its other transfers, keeping t's
+ * record, its transfer (t->user included) and its URL; on_record is
+ * called only after sieve_crawl_hold_release(), on the worker's thread,
+ * and the URL is reported done to the frontier only after on_record
+ * returns: a crawl killed before the release fetches the URL again on
+ * resume. A worker with `concurrency` records held starts no new
+ * transfer until one is released (the transfers it has in flight then
+ * may be held too: fewer than 2 x concurrency in all). Returns SIEVE_OK
+ * and sets *out; SIEVE_ESTATE outside on_transfer_end, for a transfer
+ * without a record, or for a second hold; SIEVE_ENOMEM; SIEVE_EINVAL for
+ * NULL arguments. */
+SIEVE_API int sieve_crawl_transfer_hold(sieve_crawl_transfer *t, sieve_crawl_hold **out);
+
+/* Ends a hold, once, from any thread (from inside on_transfer_end too):
+ * status SIEVE_OK when the work is done, and the record goes on as above;
+ * a negative status when it failed: the record is dropped, the URL is not
+ * reported done (a resume fetches it again), and the run fails with that
+ * status, as for a failed on_record. Every hold must be released, even
+ * after stop(): run() does not return before. h is freed by the engine. */
+SIEVE_API void sieve_crawl_hold_release(sieve_crawl_hold *h, int status);
+
 /* Counters, readable at any time from any thread. */
 typedef struct sieve_crawl_stats {
     uint64_t started;           /* pages and sitemaps begun; one tried again counts once */
@@ -400,6 +432,8 @@ typedef struct sieve_crawl_stats {
     uint64_t retries;           /* fetches that failed and were tried again */
     uint64_t failing_hosts;     /* hosts whose last fetch failed: waiting to retry */
     uint64_t in_flight;         /* transfers now running, robots.txt included */
+    uint64_t held;              /* records held back now (sieve_crawl_transfer_hold()) */
+    uint64_t held_max;          /* the most held back at once */
     uint64_t bytes;             /* body bytes received, decompressed */
     uint64_t links;             /* links found */
     uint64_t links_new;         /* links queued */

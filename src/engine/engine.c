@@ -479,6 +479,8 @@ void sieve_crawler_stats_get(sieve_crawler *c, sieve_crawl_stats *st)
         .retries = atomic_load(&n->retries),
         .failing_hosts = backoff_failing_hosts(c->backoff),
         .in_flight = atomic_load(&n->in_flight),
+        .held = atomic_load(&n->held),
+        .held_max = atomic_load(&n->held_max),
         .bytes = atomic_load(&n->bytes),
         .links = atomic_load(&n->links),
         .links_new = atomic_load(&n->links_new),

@@ -44,6 +44,8 @@ typedef struct engine_counters {
     atomic_uint_fast64_t aborted;
     atomic_uint_fast64_t retries;
     atomic_uint_fast64_t in_flight;
+    atomic_uint_fast64_t held; /* records held back (hold.c) */
+    atomic_uint_fast64_t held_max;
     atomic_uint_fast64_t bytes;
     atomic_uint_fast64_t links;
     atomic_uint_fast64_t links_new;

@@ -88,12 +88,10 @@ sieve_crawl_outcome xfer_outcome(const xfer *x, CURLcode result, const char *err
                               : SIEVE_OUTCOME_OK;
 }
 
-/* Counts a record and hands it over; a callback that refuses it ends the
- * run with its status. */
 /* Hands a record to the embedder; false if it could not keep it (a full
  * disk, say), and then the crawl fails and the URL must not be reported
  * done, or a resume would never record it. */
-static bool deliver(sieve_crawler *c, const sieve_crawl_record *r)
+bool record_deliver(sieve_crawler *c, const sieve_crawl_record *r)
 {
     atomic_fetch_add(&c->n.fetched, 1);
     if ((unsigned)r->outcome < SIEVE_OUTCOMES)
@@ -108,13 +106,14 @@ static bool deliver(sieve_crawler *c, const sieve_crawl_record *r)
     return rc == SIEVE_OK;
 }
 
-bool xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_outcome outcome)
+void xfer_record_make(xfer *x, const char *final_url, const char *error,
+                      sieve_crawl_outcome outcome, sieve_crawl_record *out)
 {
     sieve_crawler *c = x->c;
     atomic_fetch_add(&c->n.bytes, x->bytes);
     atomic_fetch_add(&c->n.links, x->links_found);
     atomic_fetch_add(&c->n.links_new, x->links_new);
-    sieve_crawl_record r = {
+    *out = (sieve_crawl_record){
         .url = x->url,
         .final_url = final_url,
         .status = x->status,
@@ -134,8 +133,14 @@ bool xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_
         .attempts = x->retries + 1,
         .transfer = &x->t,
     };
-    via_read(&x->popped, &r.referrer, &r.first_url);
-    return deliver(c, &r);
+    via_read(&x->popped, &out->referrer, &out->first_url);
+}
+
+bool xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_outcome outcome)
+{
+    sieve_crawl_record r;
+    xfer_record_make(x, final_url, error, outcome, &r);
+    return record_deliver(x->c, &r);
 }
 
 void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why, sieve_crawl_outcome outcome)
@@ -152,6 +157,6 @@ void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why, sieve_cr
         .outcome = outcome,
     };
     via_read(u, &r.referrer, &r.first_url);
-    if (deliver(c, &r))
+    if (record_deliver(c, &r))
         engine_done(c, u);
 }

@@ -176,6 +176,9 @@ void wire_end(xfer *x, CURLcode result, bool aborted)
     x->t.has_record = !aborted && !x->t.retried && x->kind != &xfer_robots;
     if (x->body_digest.ctx != NULL)
         digest_end(&x->body_digest, x->digest);
-    if (x->c->cb.on_transfer_end != NULL)
+    if (x->c->cb.on_transfer_end != NULL) {
+        x->in_transfer_end = true;
         x->c->cb.on_transfer_end(x->c->ud, &x->t);
+        x->in_transfer_end = false;
+    }
 }

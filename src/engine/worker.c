@@ -6,13 +6,17 @@
  * work or the crawl is over), passes each popped URL through the gate,
  * lets curl drive every transfer, and hands each finished one to its
  * kind. stop() reaches a worker in two ways: the frontier is closed (pop
- * returns at once) and curl_multi_wakeup() ends its wait in curl. */
+ * returns at once) and curl_multi_wakeup() ends its wait in curl. Records
+ * the embedder holds back (hold.c) come back the same way: a release
+ * wakes the worker, which delivers them; it exits only once it holds
+ * none, even after an abort. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "gate.h"
+#include "hold.h"
 #include "via.h"
 #include "worker.h"
 
@@ -82,6 +86,7 @@ worker *worker_new(sieve_crawler *c, unsigned index)
     worker *w = calloc(1, sizeof *w);
     if (w == NULL)
         return NULL;
+    pthread_mutex_init(&w->hold_lock, NULL);
     w->c = c;
     w->index = index;
     if (c->cb.on_link == NULL && sieve_links_memo_new(&w->memo, WORKER_LINKS_MEMO) != SIEVE_OK) {
@@ -126,6 +131,7 @@ void worker_free(worker *w)
     if (w->multi != NULL)
         curl_multi_cleanup(w->multi);
     sieve_links_memo_free(w->memo);
+    pthread_mutex_destroy(&w->hold_lock);
     free(w->slots);
     free(w);
 }
@@ -211,7 +217,8 @@ static bool top_up(worker *w)
             return true;
         }
         sieve_url u;
-        int rc = in_flight(w) == 0
+        /* Not while records are held: their releases need this thread. */
+        int rc = in_flight(w) == 0 && w->held == 0
                      ? sieve_frontier_pop_from(c->frontier, w->index, w->popbuf, sizeof w->popbuf,
                                                &u, -1)
                      : sieve_frontier_try_pop_from(c->frontier, w->index, w->popbuf,
@@ -289,25 +296,43 @@ static void abort_all(worker *w)
     }
 }
 
+/* Whether the worker may take more URLs: not while it holds a record
+ * for each of its slots, so that it never runs far ahead of whatever the
+ * embedder holds them for. */
+static bool room_for_more(worker *w)
+{
+    if (w->held < w->nslots)
+        return true;
+    atomic_store(&w->hungry, false);
+    w->ready_in = INFINITY;
+    return false;
+}
+
 void *worker_run(void *arg)
 {
     worker *w = arg;
     sieve_crawler *c = w->c;
     bool no_more = false;
     for (;;) {
+        hold_deliver(w);
         if (atomic_load(&c->abort_now)) {
             abort_all(w);
-            break;
+            /* The held records' releases still come to this worker. */
+            if (w->held == 0)
+                break;
+            curl_multi_poll(w->multi, NULL, 0, WORKER_WAIT_MAX_MS, NULL);
+            continue;
         }
         /* After max_pages, look again: a page in flight that failed and
          * was given back for a retry has freed its reservation. */
-        if (!no_more || atomic_load(&c->limit_hit))
+        if ((!no_more || atomic_load(&c->limit_hit)) && room_for_more(w))
             no_more = top_up(w);
-        if (no_more && in_flight(w) == 0)
+        if (no_more && in_flight(w) == 0 && w->held == 0)
             break;
         if (in_flight(w) == 0) {
             /* max_pages reservations, not the queue, held it back: one
-             * comes back with a requeue, which wakes it */
+             * comes back with a requeue, which wakes it; or it waits for
+             * its held records, whose releases wake it */
             curl_multi_poll(w->multi, NULL, 0, wait_ms(w), NULL);
             continue;
         }

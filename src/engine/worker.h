@@ -23,6 +23,11 @@ struct worker {
     /* links whose URLs went to the frontier, skipped when pages repeat
      * them; NULL when the embedder filters links (its filter sees them) */
     sieve_links_memo *memo;
+    /* records the embedder holds back (hold.c): held counts them, the
+     * released ones wait on the list, under hold_lock */
+    unsigned held;
+    pthread_mutex_t hold_lock;
+    sieve_crawl_hold *released, *released_tail;
 };
 
 /* A worker thread's stack: glibc's usual default (8 MiB, from the

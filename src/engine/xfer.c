@@ -19,6 +19,7 @@
 
 #include "address.h"
 #include "clock.h"
+#include "hold.h"
 #include "origin.h"
 #include "via.h"
 #include "worker.h"
@@ -353,7 +354,9 @@ void xfer_end_fetch(xfer *x, CURLcode result)
         xfer_release(x);
         return;
     }
-    if (xfer_record(x, final_url, error, outcome) && !x->links_lost)
+    if (x->hold != NULL)
+        hold_keep(x, final_url, error, outcome);
+    else if (xfer_record(x, final_url, error, outcome) && !x->links_lost)
         engine_done(c, &x->popped);
     xfer_release(x);
 }

@@ -20,6 +20,7 @@
 #define SIEVE_XFER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <curl/curl.h>
@@ -76,11 +77,13 @@ struct xfer {
     /* the wire (wire.c): the transfer as the embedder's wire callbacks see
      * it, and the body's content coding, undone here for the kinds */
     sieve_crawl_transfer t;
-    bool wire_ended;      /* on_transfer_end has been called */
-    decode_coding coding; /* of the response, from its Content-Encoding */
-    bool in_head;         /* between a status line and its blank line */
-    decoder *dec;         /* NULL: identity, or no body yet */
-    digest body_digest;   /* of the body as received */
+    bool wire_ended;        /* on_transfer_end has been called */
+    bool in_transfer_end;   /* on_transfer_end is running: a hold may be taken */
+    sieve_crawl_hold *hold; /* the embedder holds the record back (hold.c) */
+    decode_coding coding;   /* of the response, from its Content-Encoding */
+    bool in_head;           /* between a status line and its blank line */
+    decoder *dec;           /* NULL: identity, or no body yet */
+    digest body_digest;     /* of the body as received */
     char digest[DIGEST_SIZE];
     char ip[48];
 
@@ -120,6 +123,21 @@ void xfer_read_headers(xfer *x);
  * NULL means it was fetched whole. Returns false if the embedder could not
  * keep it (the crawl is failing then). */
 bool xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_outcome outcome);
+
+/* record.c: x's record, as xfer_record() would hand it over, pointing
+ * into the slot; counts what the transfer found. */
+void xfer_record_make(xfer *x, const char *final_url, const char *error,
+                      sieve_crawl_outcome outcome, sieve_crawl_record *r);
+
+/* record.c: counts a record and hands it to on_record; false as for
+ * xfer_record(). */
+bool record_deliver(sieve_crawler *c, const sieve_crawl_record *r);
+
+/* The slot whose transfer t is (t is always a slot's). */
+static inline xfer *xfer_of_transfer(sieve_crawl_transfer *t)
+{
+    return (xfer *)(void *)((char *)t - offsetof(xfer, t));
+}
 
 /* Ends a page or sitemap fetch: follows a redirect, pushes the links,
  * writes the record, tells the frontier the URL is done and frees the
