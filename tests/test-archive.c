@@ -760,6 +760,67 @@ START_TEST(a_resumed_crawl_goes_on_with_its_archive)
 }
 END_TEST
 
+/* The web of the kill-and-resume test: start_web_with()'s and pages
+ * that take a little while, as harness_web_truth() is told. */
+static const char *const resume_web[] = {"--pages", "150",        "--sitemap", "--drip-ms",
+                                         "20",      "--delay-ms", "5",         NULL};
+
+static void start_resume_web(void)
+{
+    start_web_with(resume_web + 5);
+}
+
+/* A .gz crawl with --state, stopped again and again, by SIGKILL and by
+ * SIGINT, at random instants while records wait for the compression
+ * threads, then run to its end: every URL of the web's truth has a JSON
+ * record, and every record whose URL got a response points at that
+ * response in the archive, which warcio reads whole. A URL reported done
+ * before its records were written would be missing. The random seed is
+ * printed; SIEVE_TEST_SEED=N replays a run. */
+START_TEST(a_gzip_crawl_stopped_again_and_again_loses_nothing)
+{
+    unsigned seed = getenv("SIEVE_TEST_SEED") ? (unsigned)atoi(getenv("SIEVE_TEST_SEED"))
+                                              : (unsigned)time(NULL) ^ (unsigned)getpid();
+    fprintf(stderr, "test-archive: seed %u (SIEVE_TEST_SEED=%u replays it)\n", seed, seed);
+    srand(seed);
+    tmp_name warc = tmp_path("again.warc.gz"), cdxj = tmp_path("again.cdxj"),
+             state = tmp_path("state");
+    const char *args[] = {
+        "--state", state.s, "--warc", warc.s, "--cdxj", cdxj.s, "--checkpoint-interval",
+        "0.05",    NULL};
+    int stops = 0;
+    for (int k = 0; k < 10; k++) {
+        pid_t pid = crawl_start(args);
+        struct timespec t = {.tv_sec = 0, .tv_nsec = (long)(20 + rand() % 200) * 1000000L};
+        nanosleep(&t, NULL);
+        int sig = k % 2 == 0 ? SIGKILL : SIGINT;
+        kill(pid, sig);
+        int st = harness_wait(pid);
+        char *log = harness_slurp(path_in_tmp("stderr.txt"));
+        ck_assert_msg(st == 128 + sig || st == 0, "run %d: exit %d: %s", k, st, log);
+        free(log);
+        stops += st != 0;
+    }
+    ck_assert_int_ge(stops, 6);
+    crawl_ok(args);
+
+    size_t n_truth;
+    char **truth = harness_web_truth(tmpdir, "127.0.0.1", port, resume_web, &n_truth);
+    char *records = harness_slurp(path_in_tmp("records.jsonl"));
+    for (size_t i = 0; i < n_truth; i++) {
+        char want[2200];
+        snprintf(want, sizeof want, "{\"url\":\"%s\"", truth[i]);
+        ck_assert_msg(strstr(records, want) != NULL, "never recorded: %s", truth[i]);
+    }
+    free(records);
+    harness_lines_free(truth);
+    char *files[] = {warc.s};
+    verdict v = judge(files, 1, cdxj.s);
+    ck_assert_uint_ge(v.records, n_truth);
+    ck_assert_uint_gt(v.archived, PAGES);
+}
+END_TEST
+
 /* Option errors name the option. */
 START_TEST(archive_options_are_checked)
 {
@@ -1049,6 +1110,11 @@ static Suite *suite(void)
     tcase_add_loop_test(sig, a_killed_crawl_leaves_every_complete_record, 0, 2);
     tcase_add_loop_test(sig, a_resumed_crawl_goes_on_with_its_archive, 0, 2);
     suite_add_tcase(s, sig);
+    TCase *again = tcase_create("stopped again and again");
+    tcase_set_timeout(again, 300);
+    tcase_add_checked_fixture(again, start_resume_web, stop_web);
+    tcase_add_test(again, a_gzip_crawl_stopped_again_and_again_loses_nothing);
+    suite_add_tcase(s, again);
     TCase *retries = tcase_create("retries");
     tcase_set_timeout(retries, 60);
     tcase_add_checked_fixture(retries, start_flaky_server, stop_flaky_server);

@@ -11,8 +11,17 @@
  * follows (on_record) takes the response's file and offset for its JSON
  * line. Bodies are never held: the WARC writer hashes, compresses and
  * spools them as they come (sieve/warc.h); for a .gz archive its own
- * thread compresses, and the worker waits for it only at a fetch's end
- * or when the writer's queue is full.
+ * threads compress, and the worker waits for them only when the writer's
+ * queue is full.
+ *
+ * A fetch ends without waiting for its records to be written
+ * (sieve_warc_fetch_end_async()): a transfer with a record holds it back
+ * (sieve_crawl_transfer_hold()), and the writer's callback, once the
+ * records are in the file, puts their place in the transfer's state and
+ * releases the hold. Only then does on_record write the JSON line, and
+ * the engine report the URL done: a kill in between loses nothing, the
+ * URL is fetched again. A plain archive writes at once, and its callback
+ * releases the hold before on_transfer_end returns.
  *
  * A transfer with no request head (a DNS or connect failure) or no
  * response head (a connection that closed first) leaves no record: WARC
@@ -20,6 +29,7 @@
  * aborted transfer (stop() after the grace) is dropped too: its URL was
  * not reported done, so a resumed crawl fetches it again. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +41,7 @@
 struct archive {
     sieve_warc *w;
     sieve_logger lg;
+    atomic_int failure; /* the first write that failed after its fetch's end */
 };
 
 /* One transfer's fetch, in its user slot. */
@@ -38,9 +49,11 @@ typedef struct fetch {
     sieve_warc_fetch *f; /* NULL once ended, or when it could not be made */
     char tail[4];        /* the request's last bytes, to see where its head ends */
     size_t tail_len;
-    bool head_done;   /* a whole request head went in */
-    bool responded;   /* a response head line went in */
-    archive_place at; /* where the response went, once written */
+    bool head_done;         /* a whole request head went in */
+    bool responded;         /* a response head line went in */
+    archive *a;             /* for the writer's callback */
+    sieve_crawl_hold *hold; /* the transfer's record, until the records are written */
+    archive_place at;       /* where the response went, once written */
 } fetch;
 
 /* ---- opening ---- */
@@ -175,33 +188,87 @@ int archive_response_body(archive *a, sieve_crawl_transfer *t, const char *data,
     return rc == SIEVE_OK ? rc : failed(a, s, t, rc);
 }
 
+/* A failed write: said, and kept for archive_close(). */
+static void write_failed(archive *a, const char *url, int rc)
+{
+    sieve_log(&a->lg, SIEVE_LOG_ERROR, "--warc: %s: %s", url != NULL ? url : "a fetch",
+              sieve_strerror(rc));
+    int none = SIEVE_OK;
+    atomic_compare_exchange_strong(&a->failure, &none, rc);
+}
+
+static void place(fetch *s, const sieve_warc_fetch_result *res)
+{
+    s->at.name = res->response.name;
+    s->at.offset = res->response.offset;
+    snprintf(s->at.digest, sizeof s->at.digest, "%s", res->payload_digest);
+}
+
+/* The writer's callback: the fetch's records are written (or failed). A
+ * head cut short leaves nothing to store, and the record goes on without
+ * a place; a failed write keeps the URL from being reported done. */
+static void written(void *ud, int rc, const sieve_warc_fetch_result *res)
+{
+    fetch *s = ud;
+    if (rc == SIEVE_OK)
+        place(s, res);
+    else if (rc != SIEVE_ESTATE)
+        write_failed(s->a, NULL, rc);
+    sieve_crawl_hold *hold = s->hold;
+    if (hold == NULL) {
+        free(s); /* no record follows */
+        return;
+    }
+    /* s is the record's from here on: on_record may free it at once */
+    sieve_crawl_hold_release(hold, rc == SIEVE_OK || rc == SIEVE_ESTATE ? SIEVE_OK : rc);
+}
+
+/* Ends the fetch without waiting for its records, the transfer's record
+ * held until they are written. */
+static int end_fetch(archive *a, fetch *s, sieve_crawl_transfer *t)
+{
+    sieve_warc_fetch *f = s->f;
+    s->f = NULL;
+    s->a = a;
+    if (t->has_record && sieve_crawl_transfer_hold(t, &s->hold) != SIEVE_OK) {
+        /* no hold: the records are written before the record goes */
+        sieve_warc_fetch_result res;
+        int rc = sieve_warc_fetch_end(f, t->truncated, &res);
+        if (rc == SIEVE_OK)
+            place(s, &res);
+        else if (rc != SIEVE_ESTATE)
+            write_failed(a, t->url, rc);
+        return rc == SIEVE_ESTATE ? SIEVE_OK : rc;
+    }
+    if (!t->has_record)
+        t->user = NULL; /* the callback frees s */
+    int rc = sieve_warc_fetch_end_async(f, t->truncated, written, s);
+    if (rc == SIEVE_OK)
+        return rc;
+    /* nothing was written and the callback will not come */
+    if (rc != SIEVE_ESTATE)
+        write_failed(a, t->url, rc);
+    if (s->hold != NULL)
+        sieve_crawl_hold_release(s->hold, rc == SIEVE_ESTATE ? SIEVE_OK : rc);
+    else
+        free(s);
+    return rc == SIEVE_ESTATE ? SIEVE_OK : rc; /* a head cut short: nothing to store */
+}
+
 int archive_transfer_end(archive *a, sieve_crawl_transfer *t)
 {
     fetch *s = t->user;
-    int rc = SIEVE_OK;
+    if (s != NULL && s->f != NULL && !t->aborted && s->responded)
+        return end_fetch(a, s, t);
     if (s != NULL && s->f != NULL) {
-        if (t->aborted || !s->responded) {
-            sieve_warc_fetch_abort(s->f);
-        } else {
-            sieve_warc_fetch_result res;
-            rc = sieve_warc_fetch_end(s->f, t->truncated, &res);
-            if (rc == SIEVE_OK) {
-                s->at.name = res.response.name;
-                s->at.offset = res.response.offset;
-                snprintf(s->at.digest, sizeof s->at.digest, "%s", res.payload_digest);
-            } else if (rc == SIEVE_ESTATE) {
-                rc = SIEVE_OK; /* a head cut short: nothing to store */
-            } else {
-                sieve_log(&a->lg, SIEVE_LOG_ERROR, "--warc: %s: %s", t->url, sieve_strerror(rc));
-            }
-        }
+        sieve_warc_fetch_abort(s->f);
         s->f = NULL;
     }
     if (s != NULL && !t->has_record) {
         free(s);
         t->user = NULL;
     }
-    return rc;
+    return SIEVE_OK;
 }
 
 void archive_take(archive *a, const sieve_crawl_transfer *t, archive_place *at)
@@ -226,9 +293,10 @@ int archive_close(archive *a)
 {
     if (a == NULL)
         return SIEVE_OK;
-    int rc = sieve_warc_close(a->w);
+    int rc = sieve_warc_close(a->w); /* the last callbacks come before it returns */
+    int failure = atomic_load(&a->failure);
     free(a);
-    return rc;
+    return rc != SIEVE_OK ? rc : failure;
 }
 
 /* ---- the index ---- */

@@ -54,8 +54,8 @@ void archive_take(archive *a, const sieve_crawl_transfer *t, archive_place *at);
 /* fsyncs what was written. SIEVE_OK or SIEVE_EIO. */
 int archive_sync(archive *a);
 
-/* What feeding the archive waited for: the workers' waits for the
- * compression threads of a .gz archive. */
+/* What the compression threads of a .gz archive cost: their CPU, and
+ * the workers' waits for room in their queue. */
 void archive_stats(archive *a, sieve_warc_stats *out);
 
 /* Closes the archive (after the crawl: every transfer has ended). Returns

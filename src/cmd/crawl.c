@@ -48,8 +48,8 @@ typedef struct crawl_run {
 
     /* --warc: the archive, written through the wire callbacks */
     archive *warc;
-    sieve_warc_stats warc_waits; /* read as the archive closes */
-    int argc;                    /* the command line, for the archive's warcinfo record */
+    sieve_warc_stats warc_cost; /* read as the archive closes */
+    int argc;                   /* the command line, for the archive's warcinfo record */
     char **argv;
 } crawl_run;
 
@@ -231,15 +231,16 @@ static bool close_outputs(crawl_run *r, const sieve_crawl_stats *st, double secs
 
 /* ---- --warc: the wire callbacks feed the archive ---- */
 
-/* What compressing a .gz archive cost the workers, in waits: the rest of
- * its cost is the archive's own thread's CPU. */
-static void archive_summary(const sieve_warc_stats *s)
+/* What compressing a .gz archive cost: its threads' CPU, the workers'
+ * waits for room in its queue, and the records held back for it (the
+ * memory the deferral takes). */
+static void archive_summary(const sieve_warc_stats *s, const sieve_crawl_stats *st)
 {
     fprintf(stderr,
-            "sieve: archive: workers waited %.2f s for their records' compression, and %llu "
-            "times (%.2f s) for room in the compression queue\n",
-            (double)s->end_wait_us / 1e6, (unsigned long long)s->queue_full_waits,
-            (double)s->queue_full_us / 1e6);
+            "sieve: archive: its compression threads took %.2f CPU s; the workers waited %llu "
+            "times (%.2f s) for room in their queue and held up to %llu records for them\n",
+            (double)s->compress_cpu_us / 1e6, (unsigned long long)s->queue_full_waits,
+            (double)s->queue_full_us / 1e6, (unsigned long long)st->held_max);
 }
 
 /* An archive that cannot be written is an output lost: the crawl stops
@@ -311,7 +312,7 @@ static bool finish_archive(crawl_run *r, const crawl_cli *o)
 {
     if (r->warc == NULL)
         return true;
-    archive_stats(r->warc, &r->warc_waits);
+    archive_stats(r->warc, &r->warc_cost);
     int rc = archive_close(r->warc);
     r->warc = NULL;
     if (rc == SIEVE_OK && o->cdxj != NULL) {
@@ -382,8 +383,8 @@ static int crawl(crawl_run *r, const crawl_cli *o)
     if (broken)
         fprintf(stderr, "sieve crawl: the crawl failed: %s\n", sieve_strerror(rc));
     summary(&st, secs, how);
-    if (o->warc != NULL && r->warc_waits.end_wait_us + r->warc_waits.queue_full_us > 0)
-        archive_summary(&r->warc_waits);
+    if (o->warc != NULL && r->warc_cost.compress_cpu_us > 0)
+        archive_summary(&r->warc_cost, &st);
     if (!written || engine_output)
         return EXIT_OUTPUT;
     if (sig != 0)
