@@ -204,23 +204,30 @@ static void place(fetch *s, const sieve_warc_fetch_result *res)
     snprintf(s->at.digest, sizeof s->at.digest, "%s", res->payload_digest);
 }
 
-/* The writer's callback: the fetch's records are written (or failed). A
- * head cut short leaves nothing to store, and the record goes on without
- * a place; a failed write keeps the URL from being reported done. */
+/* The fetch's records are written (SIEVE_OK), there was nothing to write
+ * (SIEVE_ESTATE: a head cut short, and the record goes on without a
+ * place), or writing failed: then a held record is dropped with s, its
+ * URL not done. */
+static void settle(fetch *s, int rc, const sieve_warc_fetch_result *res)
+{
+    bool ok = rc == SIEVE_OK || rc == SIEVE_ESTATE;
+    if (rc == SIEVE_OK)
+        place(s, res);
+    sieve_crawl_hold *hold = s->hold;
+    if (hold == NULL || !ok)
+        free(s); /* no record follows, or it is dropped */
+    /* s is the record's from here on: on_record may free it at once */
+    if (hold != NULL)
+        sieve_crawl_hold_release(hold, ok ? SIEVE_OK : rc);
+}
+
+/* The writer's callback, once the records are in the file (or failed). */
 static void written(void *ud, int rc, const sieve_warc_fetch_result *res)
 {
     fetch *s = ud;
-    if (rc == SIEVE_OK)
-        place(s, res);
-    else if (rc != SIEVE_ESTATE)
+    if (rc != SIEVE_OK && rc != SIEVE_ESTATE)
         write_failed(s->a, NULL, rc);
-    sieve_crawl_hold *hold = s->hold;
-    if (hold == NULL) {
-        free(s); /* no record follows */
-        return;
-    }
-    /* s is the record's from here on: on_record may free it at once */
-    sieve_crawl_hold_release(hold, rc == SIEVE_OK || rc == SIEVE_ESTATE ? SIEVE_OK : rc);
+    settle(s, rc, res);
 }
 
 /* Ends the fetch without waiting for its records, the transfer's record
@@ -240,19 +247,17 @@ static int end_fetch(archive *a, fetch *s, sieve_crawl_transfer *t)
             write_failed(a, t->url, rc);
         return rc == SIEVE_ESTATE ? SIEVE_OK : rc;
     }
-    if (!t->has_record)
-        t->user = NULL; /* the callback frees s */
     int rc = sieve_warc_fetch_end_async(f, t->truncated, written, s);
+    bool ok = rc == SIEVE_OK || rc == SIEVE_ESTATE;
+    if (!t->has_record || !ok)
+        t->user = NULL; /* s goes with the callback, or now */
     if (rc == SIEVE_OK)
         return rc;
-    /* nothing was written and the callback will not come */
-    if (rc != SIEVE_ESTATE)
+    /* nothing was written, and the callback will not come */
+    if (!ok)
         write_failed(a, t->url, rc);
-    if (s->hold != NULL)
-        sieve_crawl_hold_release(s->hold, rc == SIEVE_ESTATE ? SIEVE_OK : rc);
-    else
-        free(s);
-    return rc == SIEVE_ESTATE ? SIEVE_OK : rc; /* a head cut short: nothing to store */
+    settle(s, rc, NULL);
+    return ok ? SIEVE_OK : rc;
 }
 
 int archive_transfer_end(archive *a, sieve_crawl_transfer *t)
