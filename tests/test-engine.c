@@ -1403,7 +1403,7 @@ END_TEST
  * own in the order they came, a little later, unless paused. */
 typedef struct mark {
     atomic_bool released;
-} mark;
+} mark; /* the holder's, freed at its end */
 
 typedef struct holder {
     ctx *x;
@@ -1456,7 +1456,6 @@ static int on_record_held(void *ud, const sieve_crawl_record *r)
     mark *m = r->transfer != NULL ? r->transfer->user : NULL;
     if (m == NULL || !atomic_load(&m->released))
         atomic_fetch_add(&h->early, 1);
-    free(m);
     return on_record(h->x, r);
 }
 
@@ -1470,10 +1469,12 @@ static void *releaser_main(void *arg)
         if (h->head == h->n)
             break;
         size_t i = h->head++;
+        sieve_crawl_hold *hold = h->q[i]; /* the arrays grow under the lock */
+        mark *m = h->marks[i];
         pthread_mutex_unlock(&h->mu);
         usleep(500);
-        atomic_store(&h->marks[i]->released, true);
-        sieve_crawl_hold_release(h->q[i], i + 1 == h->fail_at ? SIEVE_EIO : SIEVE_OK);
+        atomic_store(&m->released, true);
+        sieve_crawl_hold_release(hold, i + 1 == h->fail_at ? SIEVE_EIO : SIEVE_OK);
         pthread_mutex_lock(&h->mu);
     }
     pthread_mutex_unlock(&h->mu);
@@ -1535,6 +1536,8 @@ static void holder_end(holder *h)
     ck_assert_uint_eq(h->head, h->n);
     ck_assert_uint_eq(atomic_load(&h->early), 0);
     ck_assert_uint_eq(atomic_load(&h->bad_holds), 0);
+    for (size_t i = 0; i < h->n; i++)
+        free(h->marks[i]); /* a dropped record's too */
     free(h->q);
     free(h->marks);
     pthread_mutex_destroy(&h->mu);

@@ -1097,6 +1097,7 @@ typedef struct zq_fetch {
     size_t body_len;
     sieve_warc_fetch_result res;
     int rc;
+    int written_rc;   /* the written callback's status */
     atomic_int calls; /* of the written callback */
     bool in_file;     /* the records were in the file when it was called */
 } zq_fetch;
@@ -1135,7 +1136,7 @@ static unsigned zq_ended(void)
 static void zq_written(void *ud, int status, const sieve_warc_fetch_result *res)
 {
     zq_fetch *z = ud;
-    z->rc = status;
+    z->written_rc = status;
     if (res != NULL) {
         z->res = *res;
         struct stat st;
@@ -1216,6 +1217,7 @@ static void zq_check_callbacks(const zq_feeder *a)
                       atomic_load(&z->calls));
         ck_assert_msg(!want || z->in_file, "%s: called back before its records were written",
                       z->url);
+        ck_assert_msg(z->written_rc == SIEVE_OK, "%s: %s", z->url, sieve_strerror(z->written_rc));
     }
 }
 
