@@ -1297,6 +1297,20 @@ static unsigned zq_files(const char *stem, bool series, uint64_t max_bytes)
     return responses;
 }
 
+/* Closes w and checks its files (a series of at most max_bytes each,
+ * past the fifth, when max_bytes is set) hold want fetches, whole. */
+static void zq_close(sieve_warc *w, const char *stem, uint64_t max_bytes, unsigned want)
+{
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    if (max_bytes) {
+        char fifth[64];
+        snprintf(fifth, sizeof fifth, "%s-00005.warc.gz", stem);
+        ck_assert(exists(path_in(fifth)));
+    }
+    ck_assert_uint_eq(zq_files(stem, max_bytes > 0, max_bytes), want);
+    remove_dir();
+}
+
 /* Several feeders, several open fetches each, three compression threads:
  * every record whole and where it was said to be. _i = 1: ends that do
  * not wait, some fetches aborted; every ended fetch's callback comes
@@ -1308,9 +1322,7 @@ START_TEST(threads_gzip_compressors)
     o.spool_memory = 16384;
     bool async = _i == 1;
     sieve_warc *w = zq_run("zq.warc.gz", &o, 3, async, async ? ZQ_ASYNC : ZQ_WAIT);
-    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
-    ck_assert_uint_eq(zq_files("zq", false, 0), ZQ_FEEDERS * (async ? zq_ended() : ZQ_PER_FEEDER));
-    remove_dir();
+    zq_close(w, "zq", 0, ZQ_FEEDERS * (async ? zq_ended() : ZQ_PER_FEEDER));
 }
 END_TEST
 
@@ -1344,10 +1356,7 @@ START_TEST(threads_gzip_rotation)
     sieve_warc_options_init(&o);
     o.max_bytes = 40000;
     sieve_warc *w = zq_run("rot.warc.gz", &o, 3, false, ZQ_WAIT);
-    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
-    ck_assert(exists(path_in("rot-00005.warc.gz")));
-    ck_assert_uint_eq(zq_files("rot", true, o.max_bytes), ZQ_FEEDERS * ZQ_PER_FEEDER);
-    remove_dir();
+    zq_close(w, "rot", o.max_bytes, ZQ_FEEDERS * ZQ_PER_FEEDER);
 }
 END_TEST
 
