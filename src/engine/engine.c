@@ -186,6 +186,7 @@ static int make_frontier(sieve_crawler *c)
     fc.logger = o->logger;
     fc.on_wake = worker_frontier_woke;
     fc.wake_ud = c;
+    _Static_assert(OPTIONS_MAX_WORKERS <= SIEVE_PARTITIONS_MAX, "a partition for every worker");
     /* Always per-host queues: the gate puts URLs off by giving them back
      * to their host. host_connections 0 asks for no limit and no delay.
      * A partition of the hosts for each worker: each host's URLs go to one
