@@ -39,7 +39,7 @@ static void teardown(void)
 
 /* Per-host scheduling (or none) without limits, a seen set for 100,000
  * URLs, warnings into logged. */
-static sieve_frontier_config state_config(bool per_host)
+static inline sieve_frontier_config state_config(bool per_host)
 {
     sieve_frontier_config cfg;
     sieve_frontier_config_init(&cfg);

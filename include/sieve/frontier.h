@@ -169,6 +169,7 @@ typedef struct sieve_frontier_stats {
     int closed;           /* close() was called */
     uint64_t recovered;   /* URLs queued again by sieve_frontier_open() */
     uint64_t spilled;     /* of queue_len, URLs waiting in the journal, not in memory */
+    uint64_t deferred;    /* of queue_len, URLs set aside on disk behind their hosts' windows */
 } sieve_frontier_stats;
 
 /* Fills cfg with the defaults. */

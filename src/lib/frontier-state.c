@@ -266,23 +266,32 @@ int fstate_open(fstate **out, const char *dir, const sieve_frontier_config *cfg)
     return fstate_open_at(out, dir, cfg, false);
 }
 
-/* Removes a temporary state: its journal's segments, then the rest. */
-static void remove_temporary(const char *dir)
+/* Removes the files of dir/sub, then dir/sub. */
+static void remove_sub(const char *dir, const char *sub)
 {
     char path[700];
-    snprintf(path, sizeof path, "%s/%s", dir, JOURNAL_DIR);
+    snprintf(path, sizeof path, "%s/%s", dir, sub);
     DIR *d = opendir(path);
     for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
         if (e->d_name[0] == '.')
             continue;
-        snprintf(path, sizeof path, "%s/%s/%s", dir, JOURNAL_DIR, e->d_name);
+        snprintf(path, sizeof path, "%s/%s/%s", dir, sub, e->d_name);
         unlink(path);
     }
     if (d != NULL)
         closedir(d);
-    snprintf(path, sizeof path, "%s/%s", dir, JOURNAL_DIR);
+    snprintf(path, sizeof path, "%s/%s", dir, sub);
     rmdir(path);
-    snprintf(path, sizeof path, "%s/%s", dir, STATEDIR_LOCK_NAME);
+}
+
+/* Removes a temporary state: its journal's segments and deferred URLs'
+ * runs, then the rest. */
+static void remove_temporary(const char *dir)
+{
+    remove_sub(dir, JOURNAL_DIR);
+    remove_sub(dir, FSTATE_RUNS_DIR);
+    char path[700];
+    snprintf(path, sizeof path, "%.600s/%s", dir, STATEDIR_LOCK_NAME);
     unlink(path);
     rmdir(dir);
 }
@@ -334,6 +343,11 @@ int fstate_open_temporary(fstate **out, const sieve_frontier_config *cfg)
     if (rc != SIEVE_OK)
         remove_temporary(dir);
     return rc;
+}
+
+const char *fstate_path(const fstate *s)
+{
+    return s->path;
 }
 
 bool fstate_temporary(const fstate *s)
@@ -1045,7 +1059,7 @@ static int relog_dones(fstate *s)
 
 /* Under the lock: the list, P and H, at one instant. */
 static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers,
-                   fstate_list_fn list, void *ud, ckpt_info *ci)
+                   const fstate_lister *l, ckpt_info *ci)
 {
     int rc = flush(s); /* P must cover every push so far */
     if (rc != SIEVE_OK)
@@ -1058,7 +1072,7 @@ static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers
         ci->h = journal_reader_tell(s->head);
         ci->hchain = s->head_chain.started ? s->head_chain.start : ci->h;
     }
-    rc = list(ud, w, &ci->done, &ci->spilled);
+    rc = l->list(l->ud, w, &ci->done, &ci->spilled);
     if (rc != SIEVE_OK)
         return rc;
     rc = relog_dones(s);
@@ -1072,8 +1086,7 @@ static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers
     return SIEVE_OK;
 }
 
-static int checkpoint(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate_list_fn list,
-                      void *ud)
+static int checkpoint(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, const fstate_lister *l)
 {
     char msg[768] = "";
     ckpt_writer *w = NULL;
@@ -1088,8 +1101,10 @@ static int checkpoint(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate
     }
     int rc = s->failed ? SIEVE_EIO : ckpt_writer_open(&w, s->path, layer_bytes, msg, sizeof msg);
     if (rc == SIEVE_OK)
-        rc = capture(s, w, seen, nlayers, list, ud, &ci);
+        rc = capture(s, w, seen, nlayers, l, &ci);
     pthread_mutex_unlock(lock);
+    if (rc == SIEVE_OK && l->more != NULL)
+        rc = l->more(l->ud, w);
     if (rc == SIEVE_OK)
         rc = copy_layers(w, lock, seen, nlayers);
     /* Then the journal, written out and synced, before the checkpoint that
@@ -1106,6 +1121,8 @@ static int checkpoint(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate
     }
     ckpt_writer_abort(w);
     pthread_mutex_lock(lock);
+    if (l->release != NULL)
+        l->release(l->ud);
     if (rc == SIEVE_OK) {
         s->ckpt_cost = ci.layer_bytes + ci.list_bytes;
         uint32_t keep =
@@ -1123,7 +1140,7 @@ static int checkpoint(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate
     return rc;
 }
 
-int fstate_sync(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate_list_fn list, void *ud,
+int fstate_sync(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, const fstate_lister *l,
                 bool force)
 {
     if (s->temporary)
@@ -1139,7 +1156,7 @@ int fstate_sync(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate_list_
     pthread_mutex_unlock(lock);
     if (!due)
         return SIEVE_OK;
-    rc = checkpoint(s, lock, seen, list, ud);
+    rc = checkpoint(s, lock, seen, l);
     if (rc == SIEVE_ENOMEM) { /* the journal still has it all: try again later */
         sieve_log(&s->logger, SIEVE_LOG_WARN, "%s: no checkpoint this time: out of memory",
                   s->path);

@@ -26,11 +26,20 @@ typedef int (*fstate_pending_fn)(void *ud, const char *entry, size_t len, uint32
                                  bool may_spill);
 #define FSTATE_SPILL 1
 
-/* Called under the frontier's lock by fstate_checkpoint(): puts every URL
- * queued in memory or in flight, as its entry, into w with ckpt_put_url(),
- * in the order they are to be queued again, and says how many URLs are
- * done and how many wait in the journal. */
-typedef int (*fstate_list_fn)(void *ud, struct ckpt_writer *w, uint64_t *done, uint64_t *spilled);
+/* What a checkpoint lists, from the frontier. list(), under the
+ * frontier's lock, puts every URL queued in memory or in flight, as its
+ * entry, into w with ckpt_put_url(), in the order they are to be queued
+ * again, and says how many URLs are done and how many wait in the
+ * journal; then more(), without the lock, puts the URLs set aside behind
+ * their hosts' windows at list()'s instant (runs.h), each host's in
+ * order; then release(), under the lock again, lets go of what more()
+ * needed, whatever came of the checkpoint. more and release may be NULL. */
+typedef struct fstate_lister {
+    int (*list)(void *ud, struct ckpt_writer *w, uint64_t *done, uint64_t *spilled);
+    int (*more)(void *ud, struct ckpt_writer *w);
+    void (*release)(void *ud);
+    void *ud;
+} fstate_lister;
 
 /* What an open found. */
 typedef struct fstate_found {
@@ -84,18 +93,23 @@ int fstate_log_done(fstate *s, uint64_t url_hash);
 /* Makes everything journaled durable (fdatasync), holding lock (the
  * frontier's, which guards every other fstate call) only to find what to
  * sync. Then, when the journal since the last checkpoint has grown past
- * what a checkpoint costs, or if force, takes one: the URLs list() puts
+ * what a checkpoint costs, or if force, takes one: the URLs l lists
  * and the seen-set's layers go to CHECKPOINT, and the journal's segments
  * that a restart no longer needs are deleted. Calls come from one thread
  * at a time. Nothing for a temporary state; the exact seen-set kind is
  * never checkpointed (its journal is read whole at open). */
-int fstate_sync(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, fstate_list_fn list, void *ud,
+int fstate_sync(fstate *s, pthread_mutex_t *lock, sieve_seen *seen, const fstate_lister *l,
                 bool force);
 
 /* The hash fstate_log_done() takes: XXH3-64 with this seed, the one the
  * frontier's tickets use, so a done() hashes its URL once. */
 #define FSTATE_URL_SEED UINT64_C(0x7469636b65747321)
 uint64_t fstate_url_hash(const char *url, size_t len);
+
+/* The state's directory, and its subdirectory for the runs of deferred
+ * URLs (runs.h), which the frontier keeps. */
+#define FSTATE_RUNS_DIR "runs"
+const char *fstate_path(const fstate *s);
 
 /* Whether s is a temporary state (fstate_open_temporary()). */
 bool fstate_temporary(const fstate *s);

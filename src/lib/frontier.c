@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -47,6 +48,7 @@
 #include "frontier-state.h"
 #include "hosts.h"
 #include "later.h"
+#include "runs.h"
 #include "sieve/fifo.h"
 #include "sieve/frontier.h"
 #include "sieve/hashset.h"
@@ -69,6 +71,21 @@ typedef struct flight {
 
 #define FLIGHT_NONE     UINT32_MAX
 #define FLIGHT_URL_LOST UINT32_MAX /* flight.len: its copy could not be kept */
+/* A host's window: the bytes of its URLs in memory past which the rest
+ * wait on disk (runs.h), as a share of queue_memory. Several slow hosts
+ * may fill memory before the others' URLs are held back. */
+#define WINDOW_SHARE 8
+#define WINDOW_MIN   (4u << 10)
+/* The buffer of deferred URLs, a share of queue_memory, counted in it. */
+#define DEFER_BUFFER_SHARE 16
+#define DEFER_BUFFER_MIN   (16u << 10)
+/* A refill brings back at most this many bytes of a host's URLs at a
+ * time (and at most its window). */
+#define REFILL_MAX (256u << 10)
+/* The spill's head reads at most this share of queue_memory a pop, so
+ * that a spill of one held host's URLs, all deferred, does not hold the
+ * lock for long. */
+#define HEAD_SHARE 4
 /* Slots made by new(), so that pops are quick from the first on. */
 #define FLIGHTS_INITIAL 64
 #define TICKET_SEED     FSTATE_URL_SEED /* one hash for the ticket and the journal */
@@ -94,6 +111,9 @@ struct sieve_frontier {
     uint64_t budget;    /* queue_memory; 0: none */
     uint64_t ram_bytes; /* what the URLs queued in memory cost, as budget counts */
     uint64_t spilled;   /* push records in the journal the head has to read */
+    runs *runs;         /* URLs deferred behind their hosts' windows: with a budget and hosts */
+    runs_list *listing; /* a checkpoint's listing of them, while one is taken */
+    uint64_t window;    /* a host's share of the budget before its URLs are deferred */
     flight *flights;    /* the URLs in flight, by ticket index */
     uint32_t nflights, cap_flights;
     uint32_t free_flight; /* head of the free slots, or FLIGHT_NONE */
@@ -179,14 +199,18 @@ fail:
     return rc;
 }
 
-static int list_locked(void *ud, struct ckpt_writer *w, uint64_t *done, uint64_t *spilled);
+static const fstate_lister lister;
 
 void sieve_frontier_free(sieve_frontier *f)
 {
     if (f == NULL)
         return;
-    if (f->keep_flights) /* a last checkpoint makes the next open quick */
-        (void)fstate_sync(f->state, &f->lock, f->seen, list_locked, f, true);
+    if (f->keep_flights) { /* a last checkpoint makes the next open quick */
+        fstate_lister l = lister;
+        l.ud = f;
+        (void)fstate_sync(f->state, &f->lock, f->seen, &l, true);
+    }
+    runs_free(f->runs);
     pthread_cond_destroy(&f->wake);
     pthread_mutex_destroy(&f->lock);
     hosts_free(f->hosts);
@@ -212,29 +236,59 @@ static double now_s(void)
 
 static void wake_locked(sieve_frontier *f, bool all);
 
-/* Queues an entry read back from the state: at an open, or from the
- * spill. Lock held, or no other thread yet. */
-static int queue_entry(sieve_frontier *f, const char *e, size_t len, uint32_t tag, double now)
+/* Sets an entry of host id aside behind its window. Lock held. */
+static int defer_locked(sieve_frontier *f, uint32_t id, const char *e, size_t len, uint32_t tag)
 {
-    return f->hosts != NULL ? hosts_push(f->hosts, e, len, entry_url_at(e, len), tag, now)
-                            : sieve_fifo_push(f->queue, e, len, tag);
+    int rc = runs_defer(f->runs, id, e, len, tag);
+    if (rc == SIEVE_EIO)
+        sieve_log(&f->logger, SIEVE_LOG_ERROR, "%s", runs_message(f->runs));
+    return rc == SIEVE_OK ? hosts_defer(f->hosts, id, 1) : rc;
 }
 
+/* Queues an entry read back from the state (at an open, or from the
+ * spill) in memory, or sets it aside if its host's queue in memory is
+ * past window bytes (0: whatever it holds) or has URLs set aside. Lock
+ * held, or no other thread yet. */
+static int queue_entry(sieve_frontier *f, const char *e, size_t len, uint32_t tag, double now,
+                       uint64_t window)
+{
+    uint64_t cost = len + SIEVE_QUEUE_ENTRY_COST;
+    if (f->hosts == NULL || f->runs == NULL) {
+        int rc = f->hosts != NULL ? hosts_push(f->hosts, e, len, entry_url_at(e, len), tag, now)
+                                  : sieve_fifo_push(f->queue, e, len, tag);
+        f->ram_bytes += rc == SIEVE_OK ? cost : 0;
+        return rc;
+    }
+    uint32_t id;
+    int rc = hosts_push_within(f->hosts, e, len, entry_url_at(e, len), tag, now, window, &id);
+    if (rc == HOSTS_DEFER)
+        return defer_locked(f, id, e, len, tag);
+    f->ram_bytes += rc == SIEVE_OK ? cost : 0;
+    return rc;
+}
+
+/* A URL to queue again at an open. The checkpoint's (may_spill false)
+ * are not in the journal after the spill's head: past the budget they
+ * are set aside, where hosts allow it, else kept in memory anyway. */
 static int replay_pending(void *ud, const char *e, size_t len, uint32_t tag, bool may_spill)
 {
     sieve_frontier *f = ud;
     uint64_t cost = len + SIEVE_QUEUE_ENTRY_COST;
-    if (may_spill && f->budget > 0 && f->ram_bytes + cost > f->budget)
+    bool full = f->budget > 0 && f->ram_bytes + cost > f->budget;
+    if (may_spill && full)
         return FSTATE_SPILL;
-    int rc = queue_entry(f, e, len, tag, now_s());
-    if (rc == SIEVE_OK)
-        f->ram_bytes += cost;
-    return rc;
+    return queue_entry(f, e, len, tag, now_s(), full ? 0 : f->window);
 }
 
 static int put_queued(void *ud, const void *url, size_t len, uint32_t tag)
 {
     return ckpt_put_url(ud, url, len, tag);
+}
+
+static int put_deferred(void *ud, uint32_t host, const char *e, size_t len, uint32_t tag)
+{
+    (void)host;
+    return ckpt_put_url(ud, e, len, tag);
 }
 
 /* A checkpoint's list: the URLs in flight, then the queue, each host's in
@@ -255,8 +309,51 @@ static int list_locked(void *ud, struct ckpt_writer *w, uint64_t *done, uint64_t
     int rc = later_foreach(&f->later, put_queued, w);
     if (rc != SIEVE_OK)
         return rc;
-    return f->hosts != NULL ? hosts_foreach(f->hosts, put_queued, w)
-                            : sieve_fifo_foreach(f->queue, put_queued, w);
+    rc = f->hosts != NULL ? hosts_foreach(f->hosts, put_queued, w)
+                          : sieve_fifo_foreach(f->queue, put_queued, w);
+    return rc == SIEVE_OK && f->runs != NULL ? runs_list_begin(f->runs, &f->listing) : rc;
+}
+
+/* The deferred URLs, after the others: each host's come after its URLs
+ * in memory, so an open that queues the list in order keeps every
+ * host's order, setting aside what its window does not hold. */
+static int list_more(void *ud, struct ckpt_writer *w)
+{
+    sieve_frontier *f = ud;
+    if (f->listing == NULL)
+        return SIEVE_OK;
+    int rc = runs_list_walk(f->listing, put_deferred, w);
+    if (rc != SIEVE_OK && rc != SIEVE_ENOMEM)
+        rc = SIEVE_EIO; /* its message goes to runs_message() at the release */
+    return rc;
+}
+
+static void list_release(void *ud)
+{
+    sieve_frontier *f = ud;
+    if (f->listing == NULL)
+        return;
+    runs_list_end(f->runs, f->listing);
+    f->listing = NULL;
+}
+
+static const fstate_lister lister = {
+    .list = list_locked, .more = list_more, .release = list_release};
+
+/* A frontier with a budget and hosts defers URLs past a host's window;
+ * its runs live beside the journal. */
+static int open_runs(sieve_frontier *f)
+{
+    f->window = f->budget / WINDOW_SHARE > WINDOW_MIN ? f->budget / WINDOW_SHARE : WINDOW_MIN;
+    uint64_t buffer = f->budget / DEFER_BUFFER_SHARE > DEFER_BUFFER_MIN
+                          ? f->budget / DEFER_BUFFER_SHARE
+                          : DEFER_BUFFER_MIN;
+    char dir[520], msg[700];
+    snprintf(dir, sizeof dir, "%s/%s", fstate_path(f->state), FSTATE_RUNS_DIR);
+    int rc = runs_open(&f->runs, dir, buffer, msg, sizeof msg);
+    if (rc == SIEVE_EIO)
+        sieve_log(&f->logger, SIEVE_LOG_ERROR, "%s", msg);
+    return rc;
 }
 
 int sieve_frontier_open(sieve_frontier **out, const char *dir, const sieve_frontier_config *cfg)
@@ -273,6 +370,8 @@ int sieve_frontier_open(sieve_frontier **out, const char *dir, const sieve_front
         return rc;
     f->budget = cfg->queue_memory;
     rc = dir != NULL ? fstate_open(&f->state, dir, cfg) : fstate_open_temporary(&f->state, cfg);
+    if (rc == SIEVE_OK && f->budget > 0 && f->hosts != NULL)
+        rc = open_runs(f);
     fstate_found found = {0};
     if (rc == SIEVE_OK)
         rc = fstate_replay(f->state, f->seen, replay_pending, f, &found);
@@ -295,7 +394,9 @@ int sieve_frontier_sync(sieve_frontier *f)
         return SIEVE_EINVAL;
     if (f->state == NULL)
         return SIEVE_OK;
-    int rc = fstate_sync(f->state, &f->lock, f->seen, list_locked, f, false);
+    fstate_lister l = lister;
+    l.ud = f;
+    int rc = fstate_sync(f->state, &f->lock, f->seen, &l, false);
     if (rc != SIEVE_OK) {
         pthread_mutex_lock(&f->lock);
         f->st.closed = 1;
@@ -418,7 +519,7 @@ static int offer_fifo_locked(sieve_frontier *f, const sieve_url *u, const char *
  * changes nothing. A URL bound for the spill needs no host queue, so
  * there the seen-set's own test-and-set decides, in one probe. */
 static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, const char *e, sieve_hash h,
-                              double now, bool to_ram)
+                              double now, bool to_ram, bool *deferred)
 {
     size_t n = entry_len(u);
     int rc;
@@ -427,7 +528,14 @@ static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, const char 
             f->st.seen++;
             return SIEVE_SEEN;
         }
-        rc = hosts_push(f->hosts, e, n, n - u->len, u->depth, now);
+        uint32_t id;
+        rc = f->runs == NULL
+                 ? hosts_push(f->hosts, e, n, n - u->len, u->depth, now)
+                 : hosts_push_within(f->hosts, e, n, n - u->len, u->depth, now, f->window, &id);
+        if (rc == HOSTS_DEFER) {
+            rc = defer_locked(f, id, e, n, u->depth);
+            *deferred = rc == SIEVE_OK;
+        }
         if (rc != SIEVE_OK)
             return rc;
         rc = sieve_seen_add_hashed(f->seen, u->url, u->len, h);
@@ -447,22 +555,24 @@ static int offer_hosts_locked(sieve_frontier *f, const sieve_url *u, const char 
 /* Offers a URL, to the queue in memory or, past the budget, to the spill:
  * once one URL waits in the journal, every later one does too, so that
  * memory holds only URLs older than any on disk and each host's come out
- * in the order pushed. */
+ * in the order pushed. One bound for memory whose host is past its
+ * window is set aside behind it instead (runs.h). */
 static int offer_locked(sieve_frontier *f, const sieve_url *u, sieve_hash h, double now,
                         bool *spilled)
 {
     uint64_t cost = entry_len(u) + SIEVE_QUEUE_ENTRY_COST;
     bool to_ram = f->budget == 0 || (f->spilled == 0 && f->ram_bytes + cost <= f->budget);
+    bool deferred = false;
     const char *e = to_ram ? entry_locked(f, u) : NULL;
     int rc = to_ram && e == NULL ? SIEVE_ENOMEM
-             : f->hosts != NULL  ? offer_hosts_locked(f, u, e, h, now, to_ram)
+             : f->hosts != NULL  ? offer_hosts_locked(f, u, e, h, now, to_ram, &deferred)
                                  : offer_fifo_locked(f, u, e, h, to_ram);
     *spilled = rc == SIEVE_OK && !to_ram;
     if (rc == SIEVE_OK) {
-        if (to_ram)
-            f->ram_bytes += cost;
-        else
+        if (!to_ram)
             f->spilled++;
+        else if (!deferred)
+            f->ram_bytes += cost;
     }
     return rc;
 }
@@ -645,7 +755,7 @@ int sieve_frontier_mark_seen(sieve_frontier *f, const char *url, size_t len)
 static uint64_t queued_locked(const sieve_frontier *f)
 {
     return (f->hosts != NULL ? hosts_queued(f->hosts) : sieve_fifo_length(f->queue)) + f->spilled +
-           f->later.n;
+           f->later.n + (f->runs != NULL ? runs_total(f->runs) : 0);
 }
 
 static int drained_locked(const sieve_frontier *f)
@@ -756,11 +866,13 @@ static void land_locked(sieve_frontier *f, flight *x)
 }
 
 /* Reads the spill back from the journal, in order, until memory holds the
- * budget's worth or the spill is all in. A read that fails closes the
- * frontier: a damaged journal must not end the crawl as if it were done. */
+ * budget's worth or the spill is all in (or a share of the budget was
+ * read: see HEAD_SHARE). A read that fails closes the frontier: a damaged
+ * journal must not end the crawl as if it were done. */
 static int refill_locked(sieve_frontier *f, double now)
 {
-    while (f->spilled > 0 && f->ram_bytes < f->budget) {
+    uint64_t read = 0;
+    while (f->spilled > 0 && f->ram_bytes < f->budget && read < f->budget / HEAD_SHARE + 1) {
         const char *e;
         size_t len;
         uint32_t tag;
@@ -771,7 +883,7 @@ static int refill_locked(sieve_frontier *f, double now)
         if (rc == SIEVE_EAGAIN && f->spilled == 0)
             break;
         if (rc == SIEVE_OK)
-            rc = queue_entry(f, e, len, tag, now);
+            rc = queue_entry(f, e, len, tag, now, f->window);
         if (rc == SIEVE_EAGAIN) {
             sieve_log(&f->logger, SIEVE_LOG_ERROR,
                       "the journal ended with %llu queued URLs not read back",
@@ -783,11 +895,40 @@ static int refill_locked(sieve_frontier *f, double now)
             wake_locked(f, true);
             return rc == SIEVE_ENOMEM ? rc : SIEVE_ECLOSED;
         }
-        f->ram_bytes += len + SIEVE_QUEUE_ENTRY_COST;
+        read += len + SIEVE_QUEUE_ENTRY_COST;
     }
     if (f->spilled == 0)
         fstate_head_stop(f->state);
     return SIEVE_OK;
+}
+
+static int bring_back(void *ud, uint32_t host, const char *e, size_t len, uint32_t tag)
+{
+    sieve_frontier *f = ud;
+    int rc = hosts_refill(f->hosts, host, e, len, tag);
+    if (rc == SIEVE_OK)
+        f->ram_bytes += len + SIEVE_QUEUE_ENTRY_COST;
+    return rc;
+}
+
+/* Brings a host's oldest deferred URLs back to its queue: what the budget
+ * has room for, within its window and REFILL_MAX, and one at least. A run
+ * that cannot be read closes the frontier, as a damaged journal does. */
+static int refill_host_locked(sieve_frontier *f, uint32_t host)
+{
+    uint64_t room = f->ram_bytes < f->budget ? f->budget - f->ram_bytes : 0;
+    uint64_t max = f->window < REFILL_MAX ? f->window : REFILL_MAX;
+    size_t taken;
+    int rc = runs_take(f->runs, host, room < max ? room : max, bring_back, f, &taken);
+    if (taken > 0)
+        (void)hosts_defer(f->hosts, host, -(int64_t)taken); /* counted in by defer_locked() */
+    if (rc == SIEVE_EIO || rc == SIEVE_EFORMAT) {
+        sieve_log(&f->logger, SIEVE_LOG_ERROR, "%s", runs_message(f->runs));
+        f->st.closed = 1;
+        wake_locked(f, true);
+        return SIEVE_ECLOSED;
+    }
+    return rc;
 }
 
 /* URLs whose wait is over go back in front of their hosts' queues. One
@@ -823,7 +964,10 @@ static int take_locked(sieve_frontier *f, uint32_t part, double now, char *buf, 
     /* One byte is kept back for the terminating NUL. */
     if (f->hosts != NULL) {
         release_due_locked(f, now);
-        rc = hosts_pop(f->hosts, part, now, buf, cap - 1, &len, &tag, &host, next_ready);
+        while ((rc = hosts_pop(f->hosts, part, now, buf, cap - 1, &len, &tag, &host, next_ready)) ==
+                   HOSTS_REFILL &&
+               (rc = refill_host_locked(f, host)) == SIEVE_OK)
+            ;
         const later_url *first = later_first(&f->later);
         if (rc == SIEVE_EAGAIN && first != NULL && first->due < *next_ready)
             *next_ready = first->due;
@@ -1085,7 +1229,9 @@ void sieve_frontier_stats_get(sieve_frontier *f, sieve_frontier_stats *st)
     *st = f->st;
     st->queue_len = queued_locked(f);
     st->spilled = f->spilled;
-    st->queue_bytes = sieve_fifo_bytes(f->queue) + (f->hosts ? hosts_bytes(f->hosts) : 0);
+    st->deferred = f->runs != NULL ? runs_total(f->runs) : 0;
+    st->queue_bytes = sieve_fifo_bytes(f->queue) + (f->hosts ? hosts_bytes(f->hosts) : 0) +
+                      (f->runs != NULL ? runs_memory(f->runs) : 0);
     st->hosts = f->hosts ? hosts_count(f->hosts) : 0;
     st->seen_bytes = sieve_seen_bytes(f->seen);
     st->est_count = sieve_seen_estimated_count(f->seen);

@@ -43,6 +43,8 @@ typedef struct host_state {
     bool held;            /* given no URL until released */
     unsigned in_flight;
     uint32_t later;     /* URLs waiting for a retry off the host: keep it */
+    uint64_t deferred;  /* URLs set aside behind its window (runs.h): keep it */
+    uint64_t bytes;     /* what its queues hold, as hosts_push_within() counts */
     uint32_t next_free; /* free slots: the next free id + 1, 0 = none */
     uint32_t part;      /* the partition whose heap it goes in */
     double next_start;  /* earliest start of its next request */
@@ -204,10 +206,23 @@ static void heap_moved(sieve_hosts *h, uint32_t id)
     sift_down(h, r, (uint32_t)h->host[id].heap_pos);
 }
 
-/* A host belongs in the heap when it could give a URL. */
-static uint64_t waiting(const host_state *x)
+/* URLs in its queues in memory. */
+static uint64_t in_memory(const host_state *x)
 {
     return sieve_fifo_length(x->queue) + sieve_fifo_length(x->returned);
+}
+
+/* A host belongs in the heap when it could give a URL: one in memory,
+ * or one deferred, which a refill brings in. */
+static uint64_t waiting(const host_state *x)
+{
+    return in_memory(x) + x->deferred;
+}
+
+/* What an entry of len bytes costs its host's window. */
+static uint64_t cost(size_t len)
+{
+    return len + SIEVE_QUEUE_ENTRY_COST;
 }
 
 static void reconsider(sieve_hosts *h, uint32_t id)
@@ -342,8 +357,7 @@ static int64_t lookup(sieve_hosts *h, const char *name, size_t len, int create)
 
 static bool idle(const host_state *x, double now)
 {
-    return x->name != NULL && !x->held && x->in_flight == 0 && x->later == 0 &&
-           sieve_fifo_length(x->queue) == 0 && sieve_fifo_length(x->returned) == 0 &&
+    return x->name != NULL && !x->held && x->in_flight == 0 && x->later == 0 && waiting(x) == 0 &&
            x->next_start <= now;
 }
 
@@ -376,24 +390,69 @@ static void sweep(sieve_hosts *h, double now, unsigned n)
 
 /* ---- the scheduler ---- */
 
-int hosts_push(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uint32_t tag,
-               double now)
+/* Appends an entry to host id's queue; a host's first URL sets its
+ * first start, now. */
+static int append(sieve_hosts *h, uint32_t id, const char *entry, size_t len, uint32_t tag,
+                  double now)
 {
-    const char *name;
-    size_t name_len;
-    hosts_authority(entry + url_at, len - url_at, &name, &name_len);
-    int64_t id = lookup(h, name, name_len, 1);
-    if (id < 0)
-        return (int)id;
     host_state *x = &h->host[id];
     int rc = sieve_fifo_push(x->queue, entry, len, tag);
     if (rc != SIEVE_OK)
         return rc;
     if (x->next_start == 0)
         x->next_start = now;
+    x->bytes += cost(len);
     h->queued++;
-    reconsider(h, (uint32_t)id);
+    reconsider(h, id);
     return SIEVE_OK;
+}
+
+/* The id of the host of an entry whose URL starts at url_at, created if
+ * new, or a negative status. */
+static int64_t host_of(sieve_hosts *h, const char *entry, size_t len, size_t url_at)
+{
+    const char *name;
+    size_t name_len;
+    hosts_authority(entry + url_at, len - url_at, &name, &name_len);
+    return lookup(h, name, name_len, 1);
+}
+
+int hosts_push(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uint32_t tag,
+               double now)
+{
+    int64_t id = host_of(h, entry, len, url_at);
+    return id < 0 ? (int)id : append(h, (uint32_t)id, entry, len, tag, now);
+}
+
+int hosts_push_within(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uint32_t tag,
+                      double now, uint64_t window, uint32_t *host_id)
+{
+    int64_t id = host_of(h, entry, len, url_at);
+    if (id < 0)
+        return (int)id;
+    host_state *x = &h->host[id];
+    *host_id = (uint32_t)id;
+    if (x->deferred > 0 || window == 0 || (x->bytes > 0 && x->bytes + cost(len) > window))
+        return HOSTS_DEFER; /* behind what it set aside: its order holds */
+    return append(h, (uint32_t)id, entry, len, tag, now);
+}
+
+int hosts_defer(sieve_hosts *h, uint32_t host_id, int64_t n)
+{
+    if (host_id >= h->nhosts || h->host[host_id].name == NULL ||
+        (n < 0 && h->host[host_id].deferred < (uint64_t)-n))
+        return SIEVE_ESTATE;
+    host_state *x = &h->host[host_id];
+    x->deferred += (uint64_t)n;
+    reconsider(h, host_id);
+    return SIEVE_OK;
+}
+
+int hosts_refill(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag)
+{
+    if (host_id >= h->nhosts || h->host[host_id].name == NULL)
+        return SIEVE_ESTATE;
+    return append(h, host_id, entry, len, tag, 0); /* its start was set when it deferred */
 }
 
 /* The heap to take from: part's, if its top is ready at now; else the
@@ -432,10 +491,15 @@ int hosts_pop(sieve_hosts *h, uint32_t part, double now, void *buf, size_t cap, 
         return SIEVE_EAGAIN;
     uint32_t id = r->ids[0];
     host_state *x = &h->host[id];
+    if (in_memory(x) == 0) { /* ready through its deferred URLs alone */
+        *host_id = id;
+        return HOSTS_REFILL;
+    }
     sieve_fifo *from = sieve_fifo_length(x->returned) > 0 ? x->returned : x->queue;
     int rc = sieve_fifo_pop(from, buf, cap, len, tag);
     if (rc != SIEVE_OK)
         return rc;
+    x->bytes -= cost(*len);
     h->queued--;
     x->in_flight++;
     x->next_start = now + x->delay;
@@ -465,6 +529,7 @@ int hosts_return(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len
     int rc = sieve_fifo_push(x->returned, entry, len, tag);
     if (rc != SIEVE_OK)
         return rc;
+    x->bytes += cost(len);
     h->queued++;
     reconsider(h, host_id);
     return SIEVE_OK;

@@ -27,6 +27,31 @@ void hosts_authority(const char *url, size_t len, const char **host, size_t *hos
 int hosts_push(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uint32_t tag,
                double now);
 
+/* hosts_push_within()'s answer for an entry to defer (runs.h). */
+#define HOSTS_DEFER 1
+
+/* hosts_push(), but behind what the host has set aside: if it has
+ * deferred URLs, or its queues hold some and this entry would take them
+ * past window bytes (each entry counting its length plus
+ * SIEVE_QUEUE_ENTRY_COST; window 0: always), nothing is appended and
+ * HOSTS_DEFER says to defer it. *host_id gets the host's id (created if new) either way. */
+int hosts_push_within(sieve_hosts *h, const char *entry, size_t len, size_t url_at, uint32_t tag,
+                      double now, uint64_t window, uint32_t *host_id);
+
+/* Counts n URLs of host_id as deferred (n < 0: brought back or gone).
+ * A host with deferred URLs is ready as if they were queued, and never
+ * forgotten. SIEVE_ESTATE for an unknown host or a count below 0. */
+int hosts_defer(sieve_hosts *h, uint32_t host_id, int64_t n);
+
+/* Appends a deferred entry brought back to host_id's queue, whatever its
+ * window (the caller counts it out with hosts_defer()). */
+int hosts_refill(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag);
+
+/* hosts_pop()'s answer when the readiest host has URLs deferred and none
+ * in memory: *host_id names it, nothing was taken; refill it and pop
+ * again. */
+#define HOSTS_REFILL 2
+
 /* A pop that prefers no partition. */
 #define HOSTS_ANY UINT32_MAX
 

@@ -198,6 +198,24 @@ size_t journal_encode(unsigned char *p, uint8_t type, const void *head, size_t n
     return journal_seal(p);
 }
 
+size_t journal_decode(const unsigned char *p, size_t avail, uint8_t *type,
+                      const unsigned char **payload, uint32_t *len)
+{
+    if (avail < REC_OVERHEAD)
+        return 0;
+    uint32_t n = get32(p);
+    if (n > JOURNAL_PAYLOAD_MAX)
+        return SIZE_MAX;
+    if (avail - REC_OVERHEAD < n)
+        return 0;
+    if (get32(p + REC_HEAD + n) != (uint32_t)XXH3_64bits(p, REC_HEAD + n))
+        return SIZE_MAX;
+    *type = p[4];
+    *payload = p + REC_HEAD;
+    *len = n;
+    return REC_OVERHEAD + n;
+}
+
 /* Writes one record at p; returns its size. */
 static size_t encode_record(unsigned char *p, uint8_t type, const void *payload, uint32_t len)
 {

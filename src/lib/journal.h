@@ -120,6 +120,14 @@ size_t journal_encode_unsealed(unsigned char *p, uint8_t type, const void *head,
                                const void *body, size_t m);
 size_t journal_seal(unsigned char *p);
 
+/* Reads back a record journal_encode() wrote at p, of which avail bytes
+ * are at hand: its size, with *type, *payload (inside p) and *len; 0 if
+ * avail does not hold the whole record; SIZE_MAX if it is not one (a
+ * length past JOURNAL_PAYLOAD_MAX, or a checksum that does not match).
+ * For files that keep journal records outside a journal. */
+size_t journal_decode(const unsigned char *p, size_t avail, uint8_t *type,
+                      const unsigned char **payload, uint32_t *len);
+
 /* Appends the records journal_encode() wrote one after the other into buf
  * (len bytes), in one write(2) per segment they go to, from buf itself.
  * If mark is the offset in buf of one of them (SIZE_MAX: none), *mark_pos
