@@ -132,7 +132,10 @@ typedef struct sieve_frontier_config {
      * memory (each URL's length, its data's and one byte more if it has
      * any, plus SIEVE_QUEUE_ENTRY_COST). Past it, pushed URLs stay in the
      * journal only and are read back, in the order pushed, as the queue
-     * in memory falls below half of it. 0 (default): no limit.
+     * in memory falls below half of it. With per-host scheduling, a host
+     * holds at most an eighth of it in memory: its further URLs wait on
+     * disk, in its order, until its queue runs dry (docs/durable-frontier.md),
+     * so no slow host holds back the others. 0 (default): no limit.
      * sieve_frontier_new() refuses a nonzero value. */
     uint64_t queue_memory;
     /* sieve_frontier_open() only: the journal's segment size in bytes; a
