@@ -10,13 +10,17 @@
  *       8  4 format version (1)
  *      12  4 run number, as in the file's name
  *      16  8 XXH3-64 of bytes 0..15
- *      24  . the records, each host's together, in the order deferred
+ *      24  . the records, each host's together, in the order deferred:
+ *            its first a PUSH, the others PUSHF, front-coded against the
+ *            one before (a host's URLs share their scheme and host, and
+ *            often much of their path: this halves them)
  *
  * and each host that had records in it gets a part: the run, where its
  * records start, how many and how many bytes. A host's URLs are so its
  * parts, oldest run first, then its chain in the buffer; a take reads the
  * oldest part from where the last take stopped (one pread, at most the
- * bytes asked for) or, with no part left, walks the chain. A run file
+ * bytes asked for; the host keeps the last URL it read, which the next
+ * record is front-coded against) or, with no part left, walks the chain. A run file
  * goes once every part in it has been read, unless a listing keeps it.
  *
  * Nothing here is synced: a run is read back by the process that wrote
@@ -41,6 +45,7 @@
 #include "journal.h"
 #include "push-record.h"
 #include "runs.h"
+#include "sieve/frontier.h"
 #include "sieve/status.h"
 
 #define MAGIC          "SIEVERN" /* with its NUL: 8 bytes */
@@ -69,6 +74,7 @@ typedef struct host_def {
     uint32_t first, n, cap;
     uint32_t head, tail; /* its chain in the buffer: record index + 1 */
     uint64_t count;      /* URLs in its parts and chain */
+    url_chain last;      /* the URL its oldest part was last read at */
     bool in_buf_hosts;   /* named in buf_hosts, once, even if its chain was taken back */
 } host_def;
 
@@ -94,6 +100,8 @@ struct runs {
     uint32_t nrecs, cap_recs;
     uint32_t *buf_hosts; /* hosts with records in the buffer, first seen first */
     uint32_t nbuf_hosts, cap_buf_hosts;
+    uint64_t *group_bytes; /* a run's bytes for each of buf_hosts, as laid out */
+    uint32_t cap_group_bytes;
     unsigned char *out; /* a run as it is written */
     size_t out_cap;
     run_file *files; /* live runs, by number */
@@ -113,6 +121,8 @@ struct runs_list {
     struct {
         uint32_t host;
         part p;
+        char *last; /* the URL a host's oldest part was last read at */
+        size_t last_len;
     } * parts;
     size_t n;
     char msg[700];
@@ -171,9 +181,12 @@ void runs_free(runs *r)
         close(r->fd);
     remove_runs(r->dir);
     rmdir(r->dir);
-    for (uint32_t i = 0; i < r->cap_host; i++)
+    for (uint32_t i = 0; i < r->cap_host; i++) {
         free(r->host[i].parts);
+        chain_free(&r->host[i].last);
+    }
     free(r->host);
+    free(r->group_bytes);
     free(r->buf);
     free(r->recs);
     free(r->buf_hosts);
@@ -314,7 +327,30 @@ static int write_all(int fd, const unsigned char *p, size_t n)
     return 0;
 }
 
-/* Lays the buffer out as a run, each host's records together, in out. */
+/* The record at p, of which avail bytes are at hand: SIEVE_OK with its
+ * size, type and payload; SIEVE_EAGAIN if they hold only its beginning;
+ * SIEVE_EFORMAT. */
+static int read_record(const unsigned char *p, size_t avail, size_t *size, uint8_t *type,
+                       const unsigned char **payload, uint32_t *n)
+{
+    *size = journal_decode(p, avail, type, payload, n);
+    if (*size == 0)
+        return SIEVE_EAGAIN;
+    return *size == SIZE_MAX ? SIEVE_EFORMAT : SIEVE_OK;
+}
+
+/* A buffered record (a PUSH the process wrote itself): its entry and tag. */
+static void buffered(const runs *r, const buf_rec *b, const char **entry, size_t *len,
+                     uint32_t *tag)
+{
+    const unsigned char *p = r->buf + b->off + 5; /* past the length and type */
+    *tag = (uint32_t)le_get(p, TAG_BYTES);
+    *entry = (const char *)p + TAG_BYTES;
+    *len = b->size - JOURNAL_RECORD_SIZE(TAG_BYTES);
+}
+
+/* Lays the buffer out as a run in out, each host's records together,
+ * front-coded, noting each one's bytes in group_bytes. */
 static size_t lay_out(runs *r, uint32_t no)
 {
     unsigned char *p = r->out;
@@ -325,11 +361,21 @@ static size_t lay_out(runs *r, uint32_t no)
     size_t at = HEADER_SIZE;
     for (uint32_t i = 0; i < r->nbuf_hosts; i++) {
         host_def *h = &r->host[r->buf_hosts[i]];
+        size_t start = at, prev_len = 0;
+        const char *prev = NULL;
         for (uint32_t k = h->head; k != NONE; k = r->recs[k - 1].next) {
-            const buf_rec *b = &r->recs[k - 1];
-            memcpy(p + at, r->buf + b->off, b->size);
-            at += b->size;
+            const char *e;
+            size_t len, skip;
+            uint32_t tag;
+            buffered(r, &r->recs[k - 1], &e, &len, &tag);
+            unsigned char head[PUSH_HEAD_MAX];
+            uint8_t type;
+            size_t n = push_encode(prev, prev_len, e, len, tag, head, &type, &skip);
+            at += journal_encode(p + at, type, head, n, e + skip, len - skip);
+            prev = e;
+            prev_len = len;
         }
+        r->group_bytes[i] = at - start;
     }
     return at;
 }
@@ -343,11 +389,9 @@ static void hand_out_parts(runs *r, uint32_t no, uint32_t *groups)
         host_def *h = &r->host[r->buf_hosts[i]];
         if (h->head == NONE)
             continue; /* taken back from the buffer since */
-        part p = {.run = no, .off = at};
-        for (uint32_t k = h->head; k != NONE; k = r->recs[k - 1].next) {
+        part p = {.run = no, .off = at, .bytes = r->group_bytes[i]};
+        for (uint32_t k = h->head; k != NONE; k = r->recs[k - 1].next)
             p.count++;
-            p.bytes += r->recs[k - 1].size;
-        }
         at += p.bytes;
         if (h->first > 0 && h->first == h->n)
             h->first = h->n = 0;
@@ -361,6 +405,9 @@ static void hand_out_parts(runs *r, uint32_t no, uint32_t *groups)
 static int room_for_parts(runs *r)
 {
     int rc = room_for((void **)&r->files, &r->cap_files, r->nfiles, sizeof *r->files, 1);
+    if (rc == SIEVE_OK)
+        rc = room_for((void **)&r->group_bytes, &r->cap_group_bytes, 0, sizeof *r->group_bytes,
+                      r->nbuf_hosts);
     for (uint32_t i = 0; i < r->nbuf_hosts && rc == SIEVE_OK; i++) {
         host_def *h = &r->host[r->buf_hosts[i]];
         if (h->first > 0 && h->first * 2 >= h->n) { /* the read parts' room, reused */
@@ -458,23 +505,22 @@ int runs_defer(runs *r, uint32_t host, const char *entry, size_t len, uint32_t t
 
 /* ---- taking back ---- */
 
-/* Decodes a run record: SIEVE_OK with the entry and tag; SIEVE_EAGAIN
- * if avail bytes hold only its beginning; SIEVE_EFORMAT. */
-static int decode(const unsigned char *p, size_t avail, size_t *size, const char **entry,
-                  size_t *len, uint32_t *tag)
+/* Decodes a run's record against c, the URL of the record before it:
+ * SIEVE_OK with the entry (in c) and tag; SIEVE_EAGAIN if avail bytes
+ * hold only its beginning; SIEVE_EFORMAT; SIEVE_ENOMEM. */
+static int decode(url_chain *c, const unsigned char *p, size_t avail, size_t *size,
+                  const char **entry, size_t *len, uint32_t *tag)
 {
     uint8_t type;
     const unsigned char *payload;
     uint32_t n;
-    *size = journal_decode(p, avail, &type, &payload, &n);
-    if (*size == 0)
-        return SIEVE_EAGAIN;
-    if (*size == SIZE_MAX || type != REC_PUSH || n <= TAG_BYTES)
-        return SIEVE_EFORMAT;
-    *tag = (uint32_t)le_get(payload, TAG_BYTES);
-    *entry = (const char *)payload + TAG_BYTES;
-    *len = n - TAG_BYTES;
-    return SIEVE_OK;
+    int rc = read_record(p, avail, size, &type, &payload, &n);
+    if (rc == SIEVE_OK && type != REC_PUSH && type != REC_PUSHF)
+        rc = SIEVE_EFORMAT;
+    if (rc == SIEVE_OK)
+        rc = push_decode(c, type, payload, n, (journal_pos){0}, JOURNAL_PAYLOAD_MAX, entry, len,
+                         tag);
+    return rc == SIEVE_ETOOLONG ? SIEVE_EFORMAT : rc;
 }
 
 static int pread_full(int fd, unsigned char *p, size_t n, uint64_t off)
@@ -559,9 +605,11 @@ static int take_part(runs *r, uint32_t host, size_t max, runs_url_fn fn, void *u
         size_t size, len;
         const char *e;
         uint32_t tag;
-        rc = decode(r->rbuf + at, want - at, &size, &e, &len, &tag);
+        rc = decode(&h->last, r->rbuf + at, want - at, &size, &e, &len, &tag);
         if (rc == SIEVE_EAGAIN && at > 0)
             return SIEVE_OK; /* the read ended inside a record: the next take reads it */
+        if (rc == SIEVE_ENOMEM)
+            return rc;
         if (rc != SIEVE_OK)
             return refuse_record(r->msg, sizeof r->msg, r->dir, p->run, p->off);
         if ((rc = fn(ud, host, e, len, tag)) != SIEVE_OK)
@@ -573,7 +621,7 @@ static int take_part(runs *r, uint32_t host, size_t max, runs_url_fn fn, void *u
         h->count--;
         r->total--;
         ++*taken;
-        *bytes += size;
+        *bytes += len + SIEVE_QUEUE_ENTRY_COST;
     }
     if (rc == SIEVE_OK && p->count == 0) {
         if (p->bytes != 0)
@@ -593,11 +641,10 @@ static int take_chain(runs *r, uint32_t host, size_t max, runs_url_fn fn, void *
     host_def *h = &r->host[host];
     while (h->head != NONE && (*taken == 0 || *bytes < max)) {
         const buf_rec *b = &r->recs[h->head - 1];
-        size_t size, len;
+        size_t len;
         const char *e;
         uint32_t tag;
-        if (decode(r->buf + b->off, b->size, &size, &e, &len, &tag) != SIEVE_OK)
-            return SIEVE_EFORMAT; /* memory the process wrote itself: not reached */
+        buffered(r, b, &e, &len, &tag);
         int rc = fn(ud, host, e, len, tag);
         if (rc != SIEVE_OK)
             return rc;
@@ -605,7 +652,7 @@ static int take_chain(runs *r, uint32_t host, size_t max, runs_url_fn fn, void *
         h->count--;
         r->total--;
         ++*taken;
-        *bytes += size;
+        *bytes += len + SIEVE_QUEUE_ENTRY_COST;
     }
     if (h->head == NONE)
         h->tail = NONE;
@@ -628,6 +675,14 @@ int runs_take(runs *r, uint32_t host, size_t max_bytes, runs_url_fn fn, void *ud
 
 /* ---- listing ---- */
 
+static void list_free(runs_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->parts[i].last);
+    free(l->parts);
+    free(l);
+}
+
 int runs_list_begin(runs *r, runs_list **out)
 {
     int rc = write_run(r);
@@ -642,11 +697,27 @@ int runs_list_begin(runs *r, runs_list **out)
         return SIEVE_ENOMEM;
     }
     snprintf(l->dir, sizeof l->dir, "%s", r->dir);
-    for (uint32_t i = 0; i < r->cap_host; i++)
-        for (uint32_t k = r->host[i].first; k < r->host[i].n; k++) {
+    for (uint32_t i = 0; i < r->cap_host; i++) {
+        host_def *h = &r->host[i];
+        for (uint32_t k = h->first; k < h->n; k++) {
             l->parts[l->n].host = i;
-            l->parts[l->n++].p = r->host[i].parts[k];
+            l->parts[l->n].p = h->parts[k];
+            l->parts[l->n].last = NULL;
+            l->parts[l->n].last_len = 0;
+            /* a part read partly goes on front-coded against the last URL read */
+            if (k == h->first && h->last.started && h->last.len > 0) {
+                l->parts[l->n].last = malloc(h->last.len);
+                if (l->parts[l->n].last == NULL) {
+                    l->n++;
+                    list_free(l);
+                    return SIEVE_ENOMEM;
+                }
+                memcpy(l->parts[l->n].last, h->last.url, h->last.len);
+                l->parts[l->n].last_len = h->last.len;
+            }
+            l->n++;
         }
+    }
     r->listing++;
     *out = l;
     return SIEVE_OK;
@@ -661,6 +732,11 @@ int runs_list_walk(runs_list *l, runs_url_fn fn, void *ud)
     int rc = SIEVE_OK;
     for (size_t i = 0; i < l->n && rc == SIEVE_OK; i++) {
         part p = l->parts[i].p;
+        url_chain c = {.url = l->parts[i].last,
+                       .len = l->parts[i].last_len,
+                       .cap = l->parts[i].last_len,
+                       .started = l->parts[i].last != NULL};
+        l->parts[i].last = NULL; /* c's now */
         while (rc == SIEVE_OK && p.count > 0) {
             size_t want = p.bytes < LIST_READ ? (size_t)p.bytes : LIST_READ;
             rc = read_run(l->dir, p.run, p.off, want, &fd, &fd_no, &buf, &cap, l->msg,
@@ -668,17 +744,21 @@ int runs_list_walk(runs_list *l, runs_url_fn fn, void *ud)
             size_t at = 0, size, len;
             const char *e;
             uint32_t tag;
+            int got = SIEVE_OK;
             while (rc == SIEVE_OK && p.count > 0 &&
-                   decode(buf + at, want - at, &size, &e, &len, &tag) == SIEVE_OK) {
+                   (got = decode(&c, buf + at, want - at, &size, &e, &len, &tag)) == SIEVE_OK) {
                 rc = fn(ud, l->parts[i].host, e, len, tag);
                 at += size;
                 p.off += size;
                 p.bytes -= size;
                 p.count--;
             }
-            if (rc == SIEVE_OK && at == 0 && p.count > 0)
+            if (rc == SIEVE_OK && got == SIEVE_ENOMEM)
+                rc = got;
+            else if (rc == SIEVE_OK && at == 0 && p.count > 0)
                 rc = refuse_record(l->msg, sizeof l->msg, l->dir, p.run, p.off);
         }
+        chain_free(&c);
     }
     if (fd >= 0)
         close(fd);
@@ -691,8 +771,7 @@ void runs_list_end(runs *r, runs_list *l)
     if (l != NULL) {
         if (l->msg[0] != '\0')
             snprintf(r->msg, sizeof r->msg, "%s", l->msg);
-        free(l->parts);
-        free(l);
+        list_free(l);
     }
     if (r->listing > 0 && --r->listing == 0)
         drop_dead_files(r);
