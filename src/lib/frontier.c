@@ -922,8 +922,13 @@ static int refill_host_locked(sieve_frontier *f, uint32_t host)
     int rc = runs_take(f->runs, host, room < max ? room : max, bring_back, f, &taken);
     if (taken > 0)
         (void)hosts_defer(f->hosts, host, -(int64_t)taken); /* counted in by defer_locked() */
-    if (rc == SIEVE_EIO || rc == SIEVE_EFORMAT) {
-        sieve_log(&f->logger, SIEVE_LOG_ERROR, "%s", runs_message(f->runs));
+    else if (rc == SIEVE_OK) /* the host counts URLs the runs do not have: never loop on it */
+        rc = SIEVE_ESTATE;
+    if (rc == SIEVE_EIO || rc == SIEVE_EFORMAT || rc == SIEVE_ESTATE) {
+        sieve_log(&f->logger, SIEVE_LOG_ERROR, "%s",
+                  rc == SIEVE_ESTATE ? "deferred URLs out of step with their host: the frontier "
+                                       "stops rather than lose track of them"
+                                     : runs_message(f->runs));
         f->st.closed = 1;
         wake_locked(f, true);
         return SIEVE_ECLOSED;
