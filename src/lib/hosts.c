@@ -206,17 +206,19 @@ static void heap_moved(sieve_hosts *h, uint32_t id)
     sift_down(h, r, (uint32_t)h->host[id].heap_pos);
 }
 
-/* URLs in its queues in memory. */
-static uint64_t in_memory(const host_state *x)
+/* Whether its queues in memory hold a URL: read from its own record,
+ * not its queues', which the idle sweep would otherwise fetch into the
+ * cache for every host it looks at. */
+static bool in_memory(const host_state *x)
 {
-    return sieve_fifo_length(x->queue) + sieve_fifo_length(x->returned);
+    return x->bytes > 0;
 }
 
 /* A host belongs in the heap when it could give a URL: one in memory,
  * or one deferred, which a refill brings in. */
-static uint64_t waiting(const host_state *x)
+static bool waiting(const host_state *x)
 {
-    return in_memory(x) + x->deferred;
+    return in_memory(x) || x->deferred > 0;
 }
 
 /* What an entry of len bytes costs its host's window. */
@@ -228,7 +230,7 @@ static uint64_t cost(size_t len)
 static void reconsider(sieve_hosts *h, uint32_t id)
 {
     host_state *x = &h->host[id];
-    int ready = !x->held && waiting(x) > 0 && x->in_flight < h->policy.max_conns;
+    int ready = !x->held && waiting(x) && x->in_flight < h->policy.max_conns;
     if (ready && x->heap_pos < 0)
         heap_insert(h, id);
     else if (!ready && x->heap_pos >= 0)
@@ -357,7 +359,7 @@ static int64_t lookup(sieve_hosts *h, const char *name, size_t len, int create)
 
 static bool idle(const host_state *x, double now)
 {
-    return x->name != NULL && !x->held && x->in_flight == 0 && x->later == 0 && waiting(x) == 0 &&
+    return x->name != NULL && !x->held && x->in_flight == 0 && x->later == 0 && !waiting(x) &&
            x->next_start <= now;
 }
 
@@ -491,7 +493,7 @@ int hosts_pop(sieve_hosts *h, uint32_t part, double now, void *buf, size_t cap, 
         return SIEVE_EAGAIN;
     uint32_t id = r->ids[0];
     host_state *x = &h->host[id];
-    if (in_memory(x) == 0) { /* ready through its deferred URLs alone */
+    if (!in_memory(x)) { /* ready through its deferred URLs alone */
         *host_id = id;
         return HOSTS_REFILL;
     }
