@@ -168,6 +168,51 @@ START_TEST(urls_deferred_between_takes_keep_their_place)
 }
 END_TEST
 
+/* Host 0 waits (its first part read partly) while host 1's URLs come and
+ * go through hundreds of runs: the runs that host 0 alone keeps alive are
+ * compacted, so their files stay within a few times what is unread, and
+ * host 0's URLs still come back in order, a listing too. */
+START_TEST(runs_kept_alive_by_a_waiting_host_are_compacted)
+{
+    runs *r = open_runs(4096);
+    seen_order o = {.calls = 0};
+    int next[HOSTS] = {0};
+    size_t taken;
+    defer_some(r, 0, &next[0], 3);
+    defer_some(r, 1, &next[1], 400); /* host 1 reads from runs, a backlog behind */
+    runs_list *l;
+    ck_assert_int_eq(runs_list_begin(r, &l), SIEVE_OK); /* the first run, written */
+    runs_list_end(r, l);
+    ck_assert_int_eq(runs_take(r, 0, 1, check_next, &o, &taken), SIEVE_OK);
+    ck_assert_uint_eq(taken, 1); /* the next is coded against it */
+    uint64_t most = 0;
+    for (int round = 0; round < 2000; round++) {
+        defer_some(r, 0, &next[0], 1);
+        defer_some(r, 1, &next[1], 20);
+        ck_assert_int_eq(runs_take(r, 1, 20 * 28, check_next, &o, &taken), SIEVE_OK);
+        if (runs_file_bytes(r) > most)
+            most = runs_file_bytes(r);
+        ck_assert_msg(runs_file_bytes(r) <= 2 * runs_unread_bytes(r) + 6 * 4096 + 4096,
+                      "round %d: %llu bytes of runs for %llu unread", round,
+                      (unsigned long long)runs_file_bytes(r),
+                      (unsigned long long)runs_unread_bytes(r));
+    }
+    /* far more went through the runs than they held at most */
+    ck_assert_uint_lt(most * 8, (uint64_t)next[1] * 20);
+    seen_order listed = o;
+    ck_assert_int_eq(runs_list_begin(r, &l), SIEVE_OK);
+    ck_assert_int_eq(runs_list_walk(l, check_next, &listed), SIEVE_OK);
+    runs_list_end(r, l);
+    ck_assert_int_eq(listed.next[0], next[0]);
+    while (runs_count(r, 0) > 0)
+        ck_assert_int_eq(runs_take(r, 0, 300, check_next, &o, &taken), SIEVE_OK);
+    ck_assert_int_eq(o.next[0], next[0]);
+    ck_assert_int_eq(o.next[1], next[1]);
+    ck_assert_int_eq(run_files(), 0);
+    runs_free(r);
+}
+END_TEST
+
 static int ignore(void *ud, uint32_t host, const char *e, size_t len, uint32_t tag)
 {
     (void)ud, (void)host, (void)e, (void)len, (void)tag;
@@ -216,6 +261,7 @@ int main(void)
     tcase_add_test(tc, each_host_gets_its_urls_back_in_order);
     tcase_add_test(tc, a_listing_keeps_its_runs_while_they_are_taken);
     tcase_add_test(tc, urls_deferred_between_takes_keep_their_place);
+    tcase_add_test(tc, runs_kept_alive_by_a_waiting_host_are_compacted);
     tcase_add_test(tc, a_changed_run_file_is_refused_with_its_name);
     tcase_add_test(tc, an_open_removes_runs_left_behind);
     suite_add_tcase(s, tc);

@@ -46,10 +46,13 @@ uint64_t runs_count(const runs *r, uint32_t host);
 int runs_take(runs *r, uint32_t host, size_t max_bytes, runs_url_fn fn, void *ud, size_t *taken);
 
 /* URLs deferred in all; the bytes of memory r holds (its buffers and
- * each host's list of parts); the bytes of its run files. */
+ * each host's list of parts); the bytes of its run files, and of the
+ * records in them not read yet (runs.c compacts the files when the first
+ * outgrow the second). */
 uint64_t runs_total(const runs *r);
 uint64_t runs_memory(const runs *r);
 uint64_t runs_file_bytes(const runs *r);
+uint64_t runs_unread_bytes(const runs *r);
 
 /* ---- listing every deferred URL, for a checkpoint ----
  *
