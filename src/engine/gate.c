@@ -22,12 +22,6 @@
 #include "origin.h"
 #include "via.h"
 
-/* The key a URL is known by in the robots cache: nonzero. */
-static uint64_t robots_key(const sieve_url *u)
-{
-    return sieve_hash_key(u->url, u->len, SIEVE_HASH_SEED_DEFAULT).lo | 1;
-}
-
 /* Gives a popped URL back to the frontier, and its max_pages reservation
  * with it: it will be popped, and counted, again. */
 
@@ -97,8 +91,8 @@ void gate_admit(worker *w, const sieve_url *u)
     const char *host = u->url + p.auth_off;
     bool allowed = false;
     double crawl_delay = -1;
-    switch (robots_cache_lookup(c->robots, host, p.auth_len, clock_now(), robots_key(u), p.path,
-                                strlen(p.path), &allowed, &crawl_delay)) {
+    switch (robots_cache_lookup(c->robots, host, p.auth_len, clock_now(), p.path, strlen(p.path),
+                                &allowed, &crawl_delay)) {
     case ROBOTS_READY:
         keep_delay(c, host, p.auth_len, crawl_delay);
         if (allowed)
@@ -127,8 +121,7 @@ void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, bool 
     /* Judged before the store, which may free the rules (out of memory). */
     bool got = rules != NULL;
     bool allowed = got && sieve_robots_allowed(rules, p.path, strlen(p.path));
-    robots_cache_store(c->robots, host, p.auth_len, rules, clock_now(), temporary,
-                       allowed ? robots_key(u) : 0);
+    robots_cache_store(c->robots, host, p.auth_len, rules, clock_now(), temporary, allowed);
     if (!got)
         gate_refuse(c, u, "robots.txt: out of memory", SIEVE_OUTCOME_ERROR);
     else if (temporary && !allowed)

@@ -7,6 +7,13 @@
  * allowed" of a failing server after retry_s, so a server that was down is
  * asked again.
  *
+ * A URL that waited for a fetch (the one that claimed it, and those that
+ * found it under way) goes under the rules that fetch brought, even if
+ * they have expired by its turn: the fetch counts its waiters and lets
+ * that many lookups through. Admitting only the URL the fetch was made
+ * for let two URLs of a host, each given back while the other's fetch
+ * ran, take each other's turn for ever, fetching robots.txt each time.
+ *
  * Memory is bounded: entries sit on a list in the order they were last
  * used, and once rules and entries take more than the budget, the least
  * recently used go (not one being fetched, nor one whose URL waits for
@@ -22,14 +29,18 @@
 #include "sieve/hash.h"
 #include "sieve/status.h"
 
+/* The most lookups one fetch lets through once its rules have expired. */
+#define ADMITS_MAX 1024u
+
 typedef struct entry {
     struct entry *next;          /* in its bucket */
     struct entry *newer, *older; /* in the order of use */
     sieve_robots *rules;         /* NULL while being fetched the first time */
     bool fetching;
     double expires;
-    uint64_t admitted; /* the URL the last fetch was for: admitted once, even expired */
-    size_t bytes;      /* the entry and its rules */
+    uint32_t waiters; /* lookups answered FETCH or WAIT since the fetch began */
+    uint32_t admits;  /* lookups still to answer with the rules, even expired */
+    size_t bytes;     /* the entry and its rules */
     uint64_t hash;
     size_t len;
     char host[];
@@ -138,14 +149,14 @@ static void shrink(robots_cache *c)
     entry *e = c->oldest;
     while (c->budget > 0 && c->bytes > c->budget && e != NULL) {
         entry *newer = e->newer;
-        if (!e->fetching && e->admitted == 0)
+        if (!e->fetching && e->admits == 0)
             drop(c, e);
         e = newer;
     }
 }
 
 robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, double now,
-                                 uint64_t url_key, const char *path, size_t path_len, bool *allowed,
+                                 const char *path, size_t path_len, bool *allowed,
                                  double *crawl_delay)
 {
     robots_state st;
@@ -174,17 +185,19 @@ robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, 
         unlink_use(c, e);
     }
     link_newest(c, e);
-    bool admitted = url_key != 0 && url_key == e->admitted;
-    if (e->rules != NULL && (now < e->expires || admitted)) {
-        if (admitted)
-            e->admitted = 0;
+    bool fresh = now < e->expires;
+    if (e->rules != NULL && (fresh || e->admits > 0)) {
+        if (!fresh)
+            e->admits--;
         *allowed = sieve_robots_allowed(e->rules, path, path_len);
         *crawl_delay = sieve_robots_crawl_delay(e->rules);
         st = ROBOTS_READY;
     } else if (e->fetching) {
+        e->waiters += e->waiters < ADMITS_MAX;
         st = ROBOTS_WAIT;
     } else {
         e->fetching = true;
+        e->waiters = 1;
         st = ROBOTS_FETCH;
     }
     shrink(c);
@@ -193,7 +206,7 @@ robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, 
 }
 
 void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_robots *rules,
-                        double now, bool temporary, uint64_t admitted)
+                        double now, bool temporary, bool comes_back)
 {
     pthread_mutex_lock(&c->lock);
     entry *e = find(c, host, len, hash_of(host, len));
@@ -217,7 +230,9 @@ void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_rob
         c->bytes += st.memory;
     }
     e->fetching = false;
-    e->admitted = admitted;
+    uint32_t admits = e->waiters - (comes_back || e->waiters == 0 ? 0 : 1);
+    e->admits = e->admits + admits < ADMITS_MAX ? e->admits + admits : ADMITS_MAX;
+    e->waiters = 0;
     e->expires = now + (temporary ? c->retry_s : c->expiry_s);
     shrink(c);
     pthread_mutex_unlock(&c->lock);

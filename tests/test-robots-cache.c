@@ -1,0 +1,95 @@
+/* test-robots-cache.c - the engine's robots.txt cache (robots-cache.c):
+ * the URLs that waited for a fetch go under the rules it brought, however
+ * short their expiry, and a fetch lets through no more lookups than
+ * waited for it. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "robots-cache.h"
+#include "sieve/status.h"
+
+#define HOST "a.test"
+
+static robots_state look(robots_cache *c, double now)
+{
+    bool allowed = false;
+    double delay;
+    robots_state st = robots_cache_lookup(c, HOST, 6, now, "/", 1, &allowed, &delay);
+    ck_assert(st != ROBOTS_READY || allowed);
+    return st;
+}
+
+static void store(robots_cache *c, double now, bool comes_back)
+{
+    sieve_robots *rules;
+    ck_assert_int_eq(sieve_robots_allow_all(&rules), SIEVE_OK);
+    robots_cache_store(c, HOST, 6, rules, now, false, comes_back);
+}
+
+/* Rules that expire at once: URL A claims the fetch, URL B finds it under
+ * way and is given back. Both go under the rules when their turns come,
+ * in either order; the next URL fetches robots.txt again. Letting only A
+ * through sent B to fetch again, and A after it, for ever. */
+START_TEST(each_url_that_waited_goes_under_the_rules_once)
+{
+    robots_cache *c;
+    ck_assert_int_eq(robots_cache_new(&c, 0, 0, 0), SIEVE_OK);
+    ck_assert_int_eq(look(c, 1.0), ROBOTS_FETCH); /* A */
+    ck_assert_int_eq(look(c, 1.1), ROBOTS_WAIT);  /* B */
+    store(c, 1.2, true);
+    ck_assert_int_eq(look(c, 2.0), ROBOTS_READY); /* B's turn first */
+    ck_assert_int_eq(look(c, 2.1), ROBOTS_READY); /* then A's */
+    ck_assert_int_eq(look(c, 2.2), ROBOTS_FETCH); /* C: expired, nobody waited */
+    store(c, 2.3, true);
+    ck_assert_int_eq(look(c, 3.0), ROBOTS_READY);
+    ck_assert_int_eq(look(c, 3.1), ROBOTS_FETCH);
+    robots_cache_free(c);
+}
+END_TEST
+
+/* A fetch whose URL the rules refuse does not come back: it lets through
+ * only those that waited. */
+START_TEST(a_refused_url_lets_none_through)
+{
+    robots_cache *c;
+    ck_assert_int_eq(robots_cache_new(&c, 0, 0, 0), SIEVE_OK);
+    ck_assert_int_eq(look(c, 1.0), ROBOTS_FETCH);
+    store(c, 1.1, false);
+    ck_assert_int_eq(look(c, 2.0), ROBOTS_FETCH);
+    ck_assert_int_eq(look(c, 2.1), ROBOTS_WAIT);
+    store(c, 2.2, false);
+    ck_assert_int_eq(look(c, 3.0), ROBOTS_READY); /* the one that waited */
+    ck_assert_int_eq(look(c, 3.1), ROBOTS_FETCH);
+    robots_cache_free(c);
+}
+END_TEST
+
+/* Rules within their expiry answer every lookup. */
+START_TEST(fresh_rules_answer_every_lookup)
+{
+    robots_cache *c;
+    ck_assert_int_eq(robots_cache_new(&c, 60, 5, 0), SIEVE_OK);
+    ck_assert_int_eq(look(c, 1.0), ROBOTS_FETCH);
+    store(c, 1.1, true);
+    for (int i = 0; i < 100; i++)
+        ck_assert_int_eq(look(c, 2.0 + i * 0.1), ROBOTS_READY);
+    ck_assert_int_eq(look(c, 61.2), ROBOTS_READY); /* the admit of the fetch's own URL */
+    ck_assert_int_eq(look(c, 61.3), ROBOTS_FETCH);
+    robots_cache_free(c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("robots-cache");
+    TCase *tc = tcase_create("robots-cache");
+    tcase_add_test(tc, each_url_that_waited_goes_under_the_rules_once);
+    tcase_add_test(tc, a_refused_url_lets_none_through);
+    tcase_add_test(tc, fresh_rules_answer_every_lookup);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
