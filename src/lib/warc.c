@@ -28,12 +28,17 @@
  * job calls the caller back with the records' places and frees the
  * fetch, so a crawl worker goes on with its transfers meanwhile.
  *
- * Locking. The archive's mutex is taken twice per fetch, by whoever runs
- * its end job: once to read which file is current (its warcinfo ID goes
- * into the headers), and once to append the two finished records with
- * writev() and copy_file_range(). If the file changed in between - another
- * thread rotated - the small headers are remade under the lock, which
- * happens once per file. Hashing, spooling and compressing take no lock.
+ * Locking. The archive's mutex is taken once per fetch, by whoever runs
+ * its end job, to append the two finished records with writev() and
+ * copy_file_range(). The headers are made before, against the file that
+ * was current then (its warcinfo ID goes into them), read without the
+ * lock: each file's identity is published once, whole, and never changed
+ * (struct file_id). Taking the lock a second time for it made two workers
+ * wait on each other's appends twice as often, and a wait on a futex puts
+ * the worker to sleep with its transfers. If the file changed in between -
+ * another thread rotated - the small headers are remade under the lock,
+ * which happens once per file. Hashing, spooling and compressing take no
+ * lock.
  * Deflate streams come from a pool and go back to it reset (warc-spool.c
  * says why).
  *
@@ -49,6 +54,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +69,14 @@
 #define CONFORMS_TO "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 #define TRAILER     "\r\n\r\n"
 #define ORIG_PREFIX "X-Archive-Orig-"
+
+/* Which file a fetch's headers name, as they were made: one per file
+ * opened, never changed once published, freed with the archive. */
+typedef struct file_id {
+    uint64_t generation;
+    char warcinfo_id[SIEVE_WARC_ID_SIZE];
+    struct file_id *older;
+} file_id;
 
 struct sieve_warc {
     pthread_mutex_t lock;
@@ -85,6 +99,11 @@ struct sieve_warc {
     char warcinfo_id[SIEVE_WARC_ID_SIZE];
     char **paths; /* every file opened, for the locations */
     size_t n_paths;
+    file_id *ids; /* every identity published, the newest first */
+    /* The newest of ids, read without the lock; NULL until the first file
+     * is open, and while it is, when no copy could be made: a fetch then
+     * frames its headers under the lock. */
+    _Atomic(const file_id *) current;
 
     /* gzip: deflate streams for blocks and for headers, reused. */
     warc_zpool blocks, heads;
@@ -632,6 +651,22 @@ static int prepare_append(sieve_warc *w, const char *path, int fd, uint64_t *siz
     return rc;
 }
 
+/* Publishes the current file's identity for the fetches' headers. Under
+ * the lock (or before any fetch). */
+static void publish_id(sieve_warc *w)
+{
+    file_id *id = malloc(sizeof *id);
+    if (!id) {
+        atomic_store_explicit(&w->current, NULL, memory_order_release);
+        return;
+    }
+    id->generation = w->generation;
+    memcpy(id->warcinfo_id, w->warcinfo_id, sizeof id->warcinfo_id);
+    id->older = w->ids;
+    w->ids = id;
+    atomic_store_explicit(&w->current, id, memory_order_release);
+}
+
 /* Opens path as the current file: created (O_EXCL) unless appending, then
  * its warcinfo record. */
 static int open_file(sieve_warc *w, char *path, bool append)
@@ -669,6 +704,7 @@ static int open_file(sieve_warc *w, char *path, bool append)
     if (rc)
         sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: cannot write to %s: %s", path,
                   strerror(errno));
+    publish_id(w);
     return rc;
 }
 
@@ -733,6 +769,11 @@ static void warc_free(sieve_warc *w)
     for (size_t i = 0; i < w->n_paths; i++)
         free(w->paths[i]);
     free(w->paths);
+    while (w->ids) {
+        file_id *older = w->ids->older;
+        free(w->ids);
+        w->ids = older;
+    }
     free(w->software);
     free(w->tmp_dir);
     free(w->path);
@@ -1153,15 +1194,11 @@ static int end_fetch(sieve_warc_fetch *f)
 {
     sieve_warc *w = f->w;
     int rc = rec_seal(&f->resp);
-    char id[SIEVE_WARC_ID_SIZE];
-    uint64_t generation = 0;
-    if (!rc) {
-        pthread_mutex_lock(&w->lock);
-        generation = w->generation;
-        memcpy(id, w->warcinfo_id, sizeof id);
-        pthread_mutex_unlock(&w->lock);
-        rc = frame_both(f, id, f->truncated);
-    }
+    const file_id *id = atomic_load_explicit(&w->current, memory_order_acquire);
+    /* generation 0 is no file's: without an identity, framed under the lock */
+    uint64_t generation = id ? id->generation : 0;
+    if (!rc && id)
+        rc = frame_both(f, id->warcinfo_id, f->truncated);
     if (!rc) {
         pthread_mutex_lock(&w->lock);
         rc = append_fetch(f, generation, f->truncated, &f->placed);
