@@ -1638,6 +1638,32 @@ START_TEST(dates_are_utc)
 }
 END_TEST
 
+/* Header pieces joined without printf: every piece in order, numbers
+ * as %llu writes them, a long piece past any fixed buffer. */
+START_TEST(header_pieces)
+{
+    uint64_t samples[] = {0, 7, 10, 99, 1000000, 4294967296ULL, UINT64_MAX};
+    for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+        char got[21], want[32];
+        snprintf(want, sizeof want, "%llu", (unsigned long long)samples[i]);
+        ck_assert_str_eq(warc_u64_text(samples[i], got), want);
+    }
+    char *long_uri = malloc(10001);
+    memset(long_uri, 'u', 10000);
+    long_uri[10000] = '\0';
+    warc_buf b = {0};
+    ck_assert_int_eq(warc_buf_add(&b, "WARC/1.1\r\n", 10), SIEVE_OK);
+    ck_assert_int_eq(warc_buf_cat(&b, "A: ", "", long_uri, "\r\n", (const char *)NULL), SIEVE_OK);
+    ck_assert_int_eq(warc_buf_cat(&b, (const char *)NULL), SIEVE_OK);
+    ck_assert_uint_eq(b.len, 10 + 3 + 10000 + 2);
+    ck_assert(memcmp(b.data, "WARC/1.1\r\nA: u", 14) == 0);
+    ck_assert(memcmp(b.data + b.len - 3, "u\r\n", 3) == 0);
+    ck_assert_uint_eq(b.data[b.len], '\0');
+    warc_buf_free(&b);
+    free(long_uri);
+}
+END_TEST
+
 /* Record IDs are version 4 UUIDs, never twice, in a child of fork()
  * neither. */
 START_TEST(ids_are_fresh_across_forks)
@@ -1741,6 +1767,7 @@ int main(void)
     tcase_add_test(tc, argument_errors);
     tcase_add_test(tc, files_of_an_archive);
     tcase_add_test(tc, dates_are_utc);
+    tcase_add_test(tc, header_pieces);
     tcase_add_test(tc, ids_are_fresh_across_forks);
     suite_add_tcase(s, tc);
     TCase *th = tcase_create("threads");

@@ -73,6 +73,13 @@ int warc_buf_addf(warc_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Appends the strings given, up to a NULL, with one reservation: a
+ * record's header is made of a dozen of them per record, and formatting
+ * them with printf cost more than the rest of making the header.
+ * SIEVE_OK or SIEVE_ENOMEM. */
+int warc_buf_cat(warc_buf *b, ...);
+/* v in decimal, NUL-terminated, into out (21 bytes hold any); returns out. */
+char *warc_u64_text(uint64_t v, char out[21]);
 void warc_buf_free(warc_buf *b);
 
 /* Case-insensitive: does the header line at line (of len bytes) have

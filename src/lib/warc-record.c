@@ -255,6 +255,42 @@ int warc_buf_addf(warc_buf *b, const char *fmt, ...)
     return SIEVE_OK;
 }
 
+int warc_buf_cat(warc_buf *b, ...)
+{
+    va_list ap;
+    va_start(ap, b);
+    size_t n = 0;
+    for (const char *p; (p = va_arg(ap, const char *));)
+        n += strlen(p);
+    va_end(ap);
+    size_t at = b->len;
+    int rc = warc_buf_add(b, NULL, n);
+    if (rc)
+        return rc;
+    va_start(ap, b);
+    for (const char *p; (p = va_arg(ap, const char *));) {
+        size_t k = strlen(p);
+        memcpy(b->data + at, p, k);
+        at += k;
+    }
+    va_end(ap);
+    return SIEVE_OK;
+}
+
+char *warc_u64_text(uint64_t v, char out[21])
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+    return out;
+}
+
 void warc_buf_free(warc_buf *b)
 {
     free(b->data);

@@ -1104,27 +1104,21 @@ static int header_text(const sieve_warc_fetch *f, bool response, const char *war
                        const char *truncated, warc_buf *t)
 {
     const struct rec *r = response ? &f->resp : &f->req;
+    const char *type = response ? "response" : "request";
+    bool ip = f->ip[0] != '\0', cut = response && truncated;
+    char length[21];
     t->len = 0;
-    int rc = warc_buf_addf(t,
-                           "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: <%s>\r\n"
-                           "WARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
-                           response ? "response" : "request", response ? f->resp_id : f->req_id,
-                           f->date, f->uri);
-    if (!rc && f->ip[0])
-        rc = warc_buf_addf(t, "WARC-IP-Address: %s\r\n", f->ip);
-    if (!rc)
-        rc = warc_buf_addf(t, "WARC-Warcinfo-ID: <%s>\r\nWARC-Concurrent-To: <%s>\r\n", warcinfo_id,
-                           response ? f->req_id : f->resp_id);
-    if (!rc && response && truncated)
-        rc = warc_buf_addf(t, "WARC-Truncated: %s\r\n", truncated);
-    if (!rc)
-        rc = warc_buf_addf(t,
-                           "WARC-Block-Digest: %s\r\nWARC-Payload-Digest: %s\r\n"
-                           "Content-Type: application/http; msgtype=%s\r\n"
-                           "Content-Length: %llu\r\n\r\n",
-                           r->block_digest, r->payload_digest, response ? "response" : "request",
-                           (unsigned long long)(r->head_len + r->body_len));
-    return rc;
+    return warc_buf_cat(t, "WARC/1.1\r\nWARC-Type: ", type, "\r\nWARC-Record-ID: <",
+                        response ? f->resp_id : f->req_id, ">\r\nWARC-Date: ", f->date,
+                        "\r\nWARC-Target-URI: ", f->uri, "\r\n", ip ? "WARC-IP-Address: " : "",
+                        ip ? f->ip : "", ip ? "\r\n" : "", "WARC-Warcinfo-ID: <", warcinfo_id,
+                        ">\r\nWARC-Concurrent-To: <", response ? f->req_id : f->resp_id, ">\r\n",
+                        cut ? "WARC-Truncated: " : "", cut ? truncated : "", cut ? "\r\n" : "",
+                        "WARC-Block-Digest: ", r->block_digest,
+                        "\r\nWARC-Payload-Digest: ", r->payload_digest,
+                        "\r\nContent-Type: application/http; msgtype=", type,
+                        "\r\nContent-Length: ", warc_u64_text(r->head_len + r->body_len, length),
+                        "\r\n\r\n", (const char *)NULL);
 }
 
 /* Makes both records' headers against the file whose warcinfo is id. */
