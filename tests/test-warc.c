@@ -594,6 +594,50 @@ static void write_variety(const char *name, bool gz, bool gzip_inline)
     remove_dir();
 }
 
+/* Payload digests where there is a payload and where there is none: a
+ * request with a body (a POST), a response without one, both ways. */
+static void payloads(const char *name)
+{
+    make_dir();
+    sieve_warc *w = open_archive(path_in(name), NULL);
+    static const char post[] = "POST /form HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                               "Content-Length: 7\r\n\r\n",
+                      get[] = "GET /none HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                      ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n",
+                      empty[] = "HTTP/1.1 204 No Content\r\n\r\n";
+    for (int i = 0; i < 2; i++) {
+        sieve_warc_fetch_info fi = {.target_uri =
+                                        i ? "http://127.0.0.1/none" : "http://127.0.0.1/form"};
+        sieve_warc_fetch *f;
+        sieve_warc_fetch_result res;
+        ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+        const char *req = i ? get : post, *resp = i ? empty : ok;
+        ck_assert_int_eq(sieve_warc_fetch_request_head(f, req, strlen(req)), SIEVE_OK);
+        if (!i)
+            ck_assert_int_eq(sieve_warc_fetch_request_body(f, "a=1&b=2", 7), SIEVE_OK);
+        ck_assert_int_eq(sieve_warc_fetch_response_head(f, resp, strlen(resp)), SIEVE_OK);
+        if (!i)
+            ck_assert_int_eq(sieve_warc_fetch_response_body(f, "hi", 2), SIEVE_OK);
+        ck_assert_int_eq(sieve_warc_fetch_end(f, NULL, &res), SIEVE_OK);
+        char d[38];
+        sha1_of((const unsigned char *)(i ? "" : "hi"), i ? 0 : 2, d);
+        ck_assert_str_eq(res.payload_digest, d);
+    }
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    /* every record's payload digest checked against its block */
+    file_summary fs = check_file(path_in(name));
+    ck_assert_uint_eq(fs.requests, 2);
+    ck_assert_uint_eq(fs.responses, 2);
+    remove_dir();
+}
+
+START_TEST(payload_digests)
+{
+    payloads("payloads.warc");
+    payloads("payloads.warc.gz");
+}
+END_TEST
+
 START_TEST(plain_archive)
 {
     write_variety("crawl.warc", false, false);
@@ -1752,6 +1796,7 @@ int main(void)
     Suite *s = suite_create("warc");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, payload_digests);
     tcase_add_test(tc, plain_archive);
     tcase_add_test(tc, gzip_archive);
     tcase_add_test(tc, gzip_archive_inline);
