@@ -236,12 +236,18 @@ static double now_s(void)
 
 static void wake_locked(sieve_frontier *f, bool all);
 
-/* Sets an entry of host id aside behind its window. Lock held. */
+/* Sets an entry of host id aside behind its window. Lock held. A run
+ * that cannot be written (a full disk) closes the frontier, as a journal
+ * that cannot be: the page whose link it was is not done, and a resume
+ * fetches it again. */
 static int defer_locked(sieve_frontier *f, uint32_t id, const char *e, size_t len, uint32_t tag)
 {
     int rc = runs_defer(f->runs, id, e, len, tag);
-    if (rc == SIEVE_EIO)
+    if (rc == SIEVE_EIO) {
         sieve_log(&f->logger, SIEVE_LOG_ERROR, "%s", runs_message(f->runs));
+        f->st.closed = 1;
+        wake_locked(f, true);
+    }
     return rc == SIEVE_OK ? hosts_defer(f->hosts, id, 1) : rc;
 }
 
