@@ -17,11 +17,13 @@
  *
  * and each host that had records in it gets a part: the run, where its
  * records start, how many and how many bytes. A host's URLs are so its
- * parts, oldest run first, then its chain in the buffer; a take reads the
- * oldest part from where the last take stopped (one pread, at most the
- * bytes asked for; the host keeps the last URL it read, which the next
- * record is front-coded against) or, with no part left, walks the chain. A run file
- * goes once every part in it has been read, unless a listing keeps it.
+ * parts, in the order of its list of them, then its chain in the buffer;
+ * a take reads the oldest part from where the last take stopped (one
+ * pread, at most the bytes asked for; the host keeps the last URL it
+ * read, which the next record is front-coded against) or, with no part
+ * left, walks the chain. A run file goes once every part in it has been
+ * read, unless a listing keeps it; compaction (below) moves what is left
+ * of runs mostly read.
  *
  * Nothing here is synced: a run is read back by the process that wrote
  * it, and a restart rebuilds the deferred URLs from the checkpoint's list
