@@ -1,7 +1,8 @@
 /* test-robots-cache.c - the engine's robots.txt cache (robots-cache.c):
  * the URLs that waited for a fetch go under the rules it brought, however
- * short their expiry, and a fetch lets through no more lookups than
- * waited for it. */
+ * short their expiry, a fetch lets through no more lookups than waited
+ * for it, and rules whose waiters have come leave memory when it is
+ * short. */
 #include <check.h>
 #include <stdlib.h>
 
@@ -73,8 +74,26 @@ START_TEST(fresh_rules_answer_every_lookup)
     store(c, 1.1, true);
     for (int i = 0; i < 100; i++)
         ck_assert_int_eq(look(c, 2.0 + i * 0.1), ROBOTS_READY);
-    ck_assert_int_eq(look(c, 61.2), ROBOTS_READY); /* the admit of the fetch's own URL */
-    ck_assert_int_eq(look(c, 61.3), ROBOTS_FETCH);
+    ck_assert_int_eq(look(c, 61.2), ROBOTS_FETCH); /* the fetch's own URL came back in time */
+    robots_cache_free(c);
+}
+END_TEST
+
+/* Admits hold an entry in memory only until they are used, fresh rules
+ * or not: with no room for any rules, the fetch's URL comes back to them,
+ * then they go, and the next URL fetches again. Admits that outlived
+ * their use kept every host's rules past the budget. */
+START_TEST(used_admits_let_rules_leave_memory)
+{
+    robots_cache *c;
+    ck_assert_int_eq(robots_cache_new(&c, 60, 5, 1), SIEVE_OK);
+    ck_assert_int_eq(look(c, 1.0), ROBOTS_FETCH);
+    store(c, 1.1, true);
+    ck_assert_int_eq(look(c, 2.0), ROBOTS_READY);
+    ck_assert_int_eq(look(c, 2.1), ROBOTS_FETCH);
+    uint64_t hosts, bytes;
+    robots_cache_stats(c, &hosts, &bytes);
+    ck_assert_uint_eq(hosts, 1); /* the fetch under way */
     robots_cache_free(c);
 }
 END_TEST
@@ -86,6 +105,7 @@ int main(void)
     tcase_add_test(tc, each_url_that_waited_goes_under_the_rules_once);
     tcase_add_test(tc, a_refused_url_lets_none_through);
     tcase_add_test(tc, fresh_rules_answer_every_lookup);
+    tcase_add_test(tc, used_admits_let_rules_leave_memory);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -187,7 +187,9 @@ robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, 
     link_newest(c, e);
     bool fresh = now < e->expires;
     if (e->rules != NULL && (fresh || e->admits > 0)) {
-        if (!fresh)
+        /* Fresh or not, an answer uses an admit: kept until expiry, the
+         * admits would pin the entry against the memory budget. */
+        if (e->admits > 0)
             e->admits--;
         *allowed = sieve_robots_allowed(e->rules, path, path_len);
         *crawl_delay = sieve_robots_crawl_delay(e->rules);
