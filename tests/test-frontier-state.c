@@ -917,11 +917,15 @@ static void *popper(void *arg)
     char buf[128];
     sieve_url u;
     for (;;) {
+        /* Read before the pop: a drained queue seen before the last push
+         * and a count of pushers read after it would end this popper
+         * with URLs still queued. */
+        bool pushed_all = atomic_load(&sh->pushers_left) == 0;
         int rc = sieve_frontier_pop(sh->f, buf, sizeof buf, &u, 20);
         if (rc == SIEVE_OK) {
             __atomic_fetch_add(&sh->popped[u.depth], 1, __ATOMIC_RELAXED);
             sieve_frontier_done(sh->f, &u);
-        } else if (rc == SIEVE_EDRAINED && atomic_load(&sh->pushers_left) == 0) {
+        } else if (rc == SIEVE_EDRAINED && pushed_all) {
             atomic_fetch_sub(&sh->poppers_left, 1);
             return NULL;
         }
