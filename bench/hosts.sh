@@ -159,9 +159,16 @@ make_host_site() {
     printf '%s\n%s\n' "$want" "${HOST_SITE_COUNTS[$h]}" >"$dir/.stamp"
 }
 
+# TCP connections this machine has opened so far (/proc/net/snmp's
+# ActiveOpens): nginx only accepts, so the difference over a crawl is the
+# connections the crawler opened.
+active_opens() {
+    awk '$1 == "Tcp:" && $6 ~ /^[0-9]+$/ { print $6 }' /proc/net/snmp
+}
+
 # crawl_hosts TOOL H REP: one crawl of the site over H hosts with TOOL
 # (sieve or wget2); appends a row to $RESULTS:
-# TOOL-h<H> pages rep rc wall cpu rss_kib requests html_pages distinct records
+# TOOL-h<H> pages rep rc wall cpu rss_kib requests html_pages distinct records connections
 crawl_hosts() {
     local tool=$1 h=$2 rep=$3 tag=$1-h$2
     local tf=$WORKDIR/runs/$tag-$rep.time out=$WORKDIR/runs/$tag-$rep.out
@@ -178,8 +185,11 @@ crawl_hosts() {
             --quiet -o "$rec" $SIEVE_ARGS "$seed")
     fi
     : >"$log"
+    local opens0 opens1
+    opens0=$(active_opens)
     /usr/bin/time -f '%e %U %S %M' -o "$tf" timeout --foreground -k 10 "$LIMIT" "${cmd[@]}" \
         >"$out" 2>&1 || rc=$?
+    opens1=$(active_opens)
     # wget2 exits 8 when a server answered an error, as the site's missing
     # pages make it.
     [[ $tool == wget2 && $rc == 8 ]] && rc=0
@@ -198,9 +208,9 @@ crawl_hosts() {
     [[ -f $rec ]] && records=$(wc -l <"$rec")
     rm -f "$rec"
     cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
-    echo "$tag $PAGES $rep $rc $wall $cpu $rss $reqs $html $distinct $records" >>"$RESULTS"
-    printf '  %-5s %5d hosts run %d: exit %-3s %7d requests %7d pages %7d records  %6.2f s  %6.2f CPU s  %6.1f MiB\n' \
-        "$tool" "$h" "$rep" "$rc" "$reqs" "$html" "$records" "$wall" "$cpu" \
+    echo "$tag $PAGES $rep $rc $wall $cpu $rss $reqs $html $distinct $records $((opens1 - opens0))" >>"$RESULTS"
+    printf '  %-5s %5d hosts run %d: exit %-3s %7d requests %7d pages %7d records %6d connections  %6.2f s  %6.2f CPU s  %6.1f MiB\n' \
+        "$tool" "$h" "$rep" "$rc" "$reqs" "$html" "$records" "$((opens1 - opens0))" "$wall" "$cpu" \
         "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')"
 }
 
@@ -208,27 +218,29 @@ host_report() {
     echo
     echo "Medians of $REPS runs per host count (pages: the fewest any run fetched)."
     echo "pages = distinct HTML URLs nginx answered 200; requests = all requests (robots.txt included);"
+    echo "connections = TCP connections opened during the crawl (/proc/net/snmp ActiveOpens);"
     echo "pages/s = pages / wall s; CPU s = user + system of the crawler; peak RSS = GNU time %M;"
     echo "ratio = pages/s against the same tool's first host count."
     echo
-    printf '%-6s %6s %8s %9s %8s %9s %8s %13s %6s\n' tool hosts pages requests "wall s" pages/s \
-        "CPU s" "peak RSS MiB" ratio
+    printf '%-6s %6s %8s %9s %11s %8s %9s %8s %13s %6s\n' tool hosts pages requests connections \
+        "wall s" pages/s "CPU s" "peak RSS MiB" ratio
     local tool h
     for tool in $TOOLS; do
         local base=""
         for h in $HOST_COUNTS; do
-            local t=$tool-h$h pages reqs wall cpu rss rate
+            local t=$tool-h$h pages reqs conns wall cpu rss rate
             pages=$(least "$t" "$PAGES" 9)
             reqs=$(median "$t" "$PAGES" 8)
+            conns=$(median "$t" "$PAGES" 12)
             wall=$(median "$t" "$PAGES" 5)
             cpu=$(median "$t" "$PAGES" 6)
             rss=$(median "$t" "$PAGES" 7)
             rate=$(awk -v p="$pages" -v w="$wall" 'BEGIN { print (w > 0 ? p / w : 0) }')
             base=${base:-$rate}
             awk -v t="$tool" -v h="$h" -v p="$pages" -v r="$reqs" -v w="$wall" -v c="$cpu" \
-                -v m="$rss" -v x="$rate" -v b="$base" 'BEGIN {
-                printf "%-6s %6d %8d %9d %8.2f %9.0f %8.2f %13.1f %6.2f\n",
-                t, h, p, r, w, x, c, m / 1024, (b > 0 ? x / b : 0) }'
+                -v m="$rss" -v x="$rate" -v b="$base" -v n="$conns" 'BEGIN {
+                printf "%-6s %6d %8d %9d %11d %8.2f %9.0f %8.2f %13.1f %6.2f\n",
+                t, h, p, r, n, w, x, c, m / 1024, (b > 0 ? x / b : 0) }'
         done
     done
 }
