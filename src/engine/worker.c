@@ -47,13 +47,14 @@
  * milliseconds on the real web. Fetched in the worker's transfer slots,
  * those files would keep the slots waiting on name servers whenever a
  * crawl meets many new hosts. So each worker has more slots, for
- * robots.txt only: four per transfer slot, this many at most (a slot is
- * about 95 KB, mostly untouched). A URL that finds them all busy fetches
- * its robots.txt in its own slot. Over 1000 hosts with lookups of 50 ms
- * (bench/hosts.sh --dns-ms 50), pages/s against a crawl over 4 hosts was
- * 0.27 without them, 0.39 with one per transfer slot, 0.53 with four,
- * 0.59 with eight. */
-#define WORKER_ROBOTS_SLOTS_MAX 64
+ * robots.txt only: sixteen per transfer slot, this many at most. A URL
+ * that finds them all busy fetches its robots.txt in its own slot. Over
+ * 1000 hosts with lookups of 50 ms (bench/hosts.sh --dns-ms 50), pages/s
+ * against a crawl over 4 hosts was 0.27 without them and 0.39 with one
+ * per transfer slot in earlier runs; side by side, 0.61 with four and
+ * 0.70 with sixteen (bench/results/hosts.txt), which cost 2.4 MiB more
+ * peak RSS over 4 hosts and 7.2 over 1000, for their curl handles. */
+#define WORKER_ROBOTS_SLOTS_MAX 256
 
 /* Links a worker remembers as pushed (sieve/links.h): 8 bytes each. */
 #define WORKER_LINKS_MEMO    (1u << 16)
@@ -64,8 +65,8 @@ static unsigned robots_slots(const sieve_crawler *c)
 {
     if (c->o.ignore_robots)
         return 0;
-    return c->o.concurrency < WORKER_ROBOTS_SLOTS_MAX / 4 ? 4 * c->o.concurrency
-                                                          : WORKER_ROBOTS_SLOTS_MAX;
+    return c->o.concurrency < WORKER_ROBOTS_SLOTS_MAX / 16 ? 16 * c->o.concurrency
+                                                           : WORKER_ROBOTS_SLOTS_MAX;
 }
 
 static long idle_connections(const sieve_crawler *c)
