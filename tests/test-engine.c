@@ -669,18 +669,18 @@ START_TEST(crawl_delivers_exactly_the_truth)
 }
 END_TEST
 
-/* robots.txt kept 10 ms only, so it is fetched again and again: a page
+/* robots.txt kept 1 ms only, so it is fetched again and again: a page
  * popped then waits in its slot while robots.txt is fetched, and the
  * host's others go back to the frontier meanwhile. Each keeps where it
- * came from through both. How often it is fetched again depends on how
- * long the crawl takes (3 to 10 times for its 801 pages): once at least,
- * as 801 pages take far more than 10 ms. */
+ * came from through both. How often it is fetched depends on how long
+ * the crawl's 801 pages take: 25 to 40 times here, 56 under ASan. Kept
+ * 10 ms, it was 3 to 10, too close to the bound on a fast machine. */
 START_TEST(referrers_survive_waiting_for_robots)
 {
     web *w = web_start(plain_web);
     sieve_crawl_options o;
     test_options(&o);
-    o.robots_expiry_s = 0.01;
+    o.robots_expiry_s = 0.001;
     ctx x;
     ctx_init(&x, w);
     crawler_for(&x, &o);
@@ -691,7 +691,7 @@ START_TEST(referrers_survive_waiting_for_robots)
     assert_vias(&x, w);
     sieve_crawl_stats st;
     sieve_crawler_stats_get(x.c, &st);
-    ck_assert_uint_gt(st.robots_fetched, 1);
+    ck_assert_uint_gt(st.robots_fetched, 3);
     ctx_free(&x);
 }
 END_TEST
