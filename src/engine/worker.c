@@ -53,7 +53,7 @@
  * against a crawl over 4 hosts was 0.27 without them and 0.39 with one
  * per transfer slot in earlier runs; side by side, 0.61 with four and
  * 0.70 with sixteen (bench/results/hosts.txt), which cost 2.4 MiB more
- * peak RSS over 4 hosts and 7.2 over 1000, for their curl handles. */
+ * peak RSS over 4 hosts and 7.2 over 1000. */
 #define WORKER_ROBOTS_SLOTS_MAX 256
 
 /* Links a worker remembers as pushed (sieve/links.h): 8 bytes each. */
