@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -137,13 +139,12 @@ static const char *const default_lines[] = {"HTTP/1.1 200 OK\r\n",
                                             "Content-Type: text/html; charset=utf-8\r\n",
                                             "Server: test\r\n", "\r\n", NULL};
 
-static int put_fetch(sieve_warc *w, const fetch_spec *s, sieve_warc_fetch_result *res)
+/* A fetch fed as s says, not ended yet. */
+static sieve_warc_fetch *feed_spec(sieve_warc *w, const fetch_spec *s)
 {
     sieve_warc_fetch_info fi = {.target_uri = s->url, .ip_address = "127.0.0.1"};
     sieve_warc_fetch *f;
-    int rc = sieve_warc_fetch_begin(w, &fi, &f);
-    if (rc)
-        return rc;
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
     char req[1024];
     const char *rh = s->req_head;
     if (!rh) {
@@ -159,7 +160,12 @@ static int put_fetch(sieve_warc *w, const fetch_spec *s, sieve_warc_fetch_result
         size_t n = s->body_len - off < chunk ? s->body_len - off : chunk;
         ck_assert_int_eq(sieve_warc_fetch_response_body(f, s->body + off, n), SIEVE_OK);
     }
-    return sieve_warc_fetch_end(f, s->truncated, res);
+    return f;
+}
+
+static int put_fetch(sieve_warc *w, const fetch_spec *s, sieve_warc_fetch_result *res)
+{
+    return sieve_warc_fetch_end(feed_spec(w, s), s->truncated, res);
 }
 
 static sieve_warc *open_archive(const char *path, const sieve_warc_options *o)
@@ -742,6 +748,204 @@ END_TEST
 START_TEST(end_async_gzip_inline)
 {
     end_async_at_once("async.warc.gz", true);
+}
+END_TEST
+
+/* ---- batches ---- */
+
+enum { BATCHED = 40 };
+
+/* Fetches of a batch: their specs and what their callbacks said. */
+typedef struct batch_run {
+    char urls[BATCHED][64];
+    fetch_spec specs[BATCHED];
+    async_end ends[BATCHED];
+    unsigned char *body;
+} batch_run;
+
+static void batch_spec(batch_run *b, int i, size_t body_len)
+{
+    snprintf(b->urls[i], sizeof b->urls[i], "http://127.0.0.1:8917/batch/%d", i);
+    b->specs[i] = (fetch_spec){.url = b->urls[i],
+                               .body = b->body,
+                               .body_len = body_len,
+                               .chunk = 3000,
+                               .truncated = i % 5 == 4 ? "length" : NULL};
+}
+
+static void batch_end(sieve_warc *w, sieve_warc_batch *bt, batch_run *b, int i, size_t body_len)
+{
+    batch_spec(b, i, body_len);
+    ck_assert_int_eq(sieve_warc_fetch_end_batched(feed_spec(w, &b->specs[i]), b->specs[i].truncated,
+                                                  bt, async_written, &b->ends[i]),
+                     SIEVE_OK);
+}
+
+/* Fetches ended into a batch are written at its flush, not before, where
+ * their callbacks say, with a body spooled to a file among them; 32
+ * fetches flush by themselves; freeing flushes; a fetch's errors come at
+ * once, as for sieve_warc_fetch_end_async(). */
+static void batch_writes(bool gz)
+{
+    make_dir();
+    const char *name = gz ? "batch.warc.gz" : "batch.warc";
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.gzip_inline = gz;
+    o.spool_memory = 4096;
+    sieve_warc *w = open_archive(path_in(name), &o);
+    sieve_warc_batch *bt;
+    ck_assert_int_eq(sieve_warc_batch_new(w, &bt), SIEVE_OK);
+    batch_run *b = calloc(1, sizeof *b);
+    b->body = pattern(50000, 9);
+    uint64_t empty = file_size(path_in(name));
+    for (int i = 0; i < 3; i++)
+        batch_end(w, bt, b, i, i == 1 ? 50000 : 700 + (size_t)i);
+    ck_assert_uint_eq(file_size(path_in(name)), empty);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(b->ends[i].calls, 0);
+    ck_assert_int_eq(sieve_warc_batch_flush(bt), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_batch_flush(bt), SIEVE_OK); /* empty */
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(b->ends[i].calls, 1);
+        ck_assert_int_eq(b->ends[i].status, SIEVE_OK);
+        ck_assert(pthread_equal(b->ends[i].thread, pthread_self()));
+        check_response(&b->ends[i].res, &b->specs[i], gz);
+    }
+    /* 32 at most wait: the 32nd ends them all. */
+    for (int i = 3; i < 35; i++) {
+        batch_end(w, bt, b, i, 500);
+        ck_assert_int_eq(b->ends[3].calls, i == 34 ? 1 : 0);
+    }
+    for (int i = 3; i < 35; i++)
+        check_response(&b->ends[i].res, &b->specs[i], gz);
+    batch_end(w, bt, b, 35, 10);
+    /* refused at once, its callback never called */
+    async_end none = {0};
+    ck_assert_int_eq(sieve_warc_fetch_end_batched(fed(w, "http://127.0.0.1/x", false), NULL, bt,
+                                                  async_written, &none),
+                     SIEVE_ESTATE);
+    ck_assert_int_eq(sieve_warc_fetch_end_batched(fed(w, "http://127.0.0.1/y", true), NULL, NULL,
+                                                  async_written, &none),
+                     SIEVE_EINVAL);
+    ck_assert_int_eq(none.calls, 0);
+    ck_assert_int_eq(b->ends[35].calls, 0);
+    sieve_warc_batch_free(bt);
+    ck_assert_int_eq(b->ends[35].calls, 1);
+    check_response(&b->ends[35].res, &b->specs[35], gz);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    file_summary fs = check_file(path_in(name));
+    ck_assert_uint_eq(fs.responses, 36);
+    ck_assert_uint_eq(fs.orphans, 0);
+    free(b->body);
+    free(b);
+    remove_dir();
+}
+
+START_TEST(batch_plain)
+{
+    batch_writes(false);
+}
+END_TEST
+
+START_TEST(batch_gzip_inline)
+{
+    batch_writes(true);
+}
+END_TEST
+
+/* One batch, many files: a rotation falls between its fetches, never
+ * inside one, and each fetch's place names the file it went to. A batch
+ * of another archive is refused. */
+START_TEST(batch_rotates)
+{
+    make_dir();
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.max_bytes = 6000;
+    sieve_warc *w = open_archive(path_in("r.warc"), &o),
+               *other = open_archive(path_in("o.warc"), NULL);
+    sieve_warc_batch *bt, *obt;
+    ck_assert_int_eq(sieve_warc_batch_new(w, &bt), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_batch_new(other, &obt), SIEVE_OK);
+    async_end none = {0};
+    ck_assert_int_eq(sieve_warc_fetch_end_batched(fed(w, "http://127.0.0.1/z", true), NULL, obt,
+                                                  async_written, &none),
+                     SIEVE_EINVAL);
+    batch_run *b = calloc(1, sizeof *b);
+    b->body = pattern(4000, 10);
+    for (int i = 0; i < 10; i++)
+        batch_end(w, bt, b, i, 1500 + 100 * (size_t)i);
+    ck_assert_int_eq(sieve_warc_batch_flush(bt), SIEVE_OK);
+    unsigned files = 0;
+    for (int i = 0; i < 10; i++) {
+        ck_assert_int_eq(b->ends[i].status, SIEVE_OK);
+        check_response(&b->ends[i].res, &b->specs[i], false);
+        files += i == 0 || strcmp(b->ends[i].res.response.name, b->ends[i - 1].res.response.name);
+    }
+    ck_assert_uint_ge(files, 3);
+    sieve_warc_batch_free(bt);
+    sieve_warc_batch_free(obt);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_close(other), SIEVE_OK);
+    unsigned responses = 0;
+    for (unsigned seq = 1; seq <= files; seq++) {
+        char n[64];
+        snprintf(n, sizeof n, "r-%05u.warc", seq);
+        file_summary s = check_file(path_in(n));
+        ck_assert_uint_eq(s.warcinfo, 1);
+        ck_assert_uint_eq(s.orphans, 0);
+        ck_assert_msg(s.end <= o.max_bytes || s.responses == 1, "%s: %llu bytes", n,
+                      (unsigned long long)s.end);
+        responses += s.responses;
+    }
+    ck_assert_uint_eq(responses, 10);
+    free(b->body);
+    free(b);
+    remove_dir();
+}
+END_TEST
+
+/* A batch whose write fails (the file size limit, as a full disk would)
+ * leaves no part of it in the file: every fetch of it hears SIEVE_EIO,
+ * and the archive goes on once there is room. */
+START_TEST(batch_write_fails)
+{
+    make_dir();
+    signal(SIGXFSZ, SIG_IGN);
+    sieve_warc *w = open_archive(path_in("f.warc"), NULL);
+    sieve_warc_batch *bt;
+    ck_assert_int_eq(sieve_warc_batch_new(w, &bt), SIEVE_OK);
+    batch_run *b = calloc(1, sizeof *b);
+    b->body = pattern(3000, 11);
+    batch_end(w, bt, b, 0, 3000);
+    ck_assert_int_eq(sieve_warc_batch_flush(bt), SIEVE_OK);
+    uint64_t before = file_size(path_in("f.warc"));
+    for (int i = 1; i < 4; i++)
+        batch_end(w, bt, b, i, 3000);
+    struct rlimit saved, rl;
+    getrlimit(RLIMIT_FSIZE, &saved);
+    rl = saved;
+    rl.rlim_cur = before + 5000; /* room for one fetch and a part of the next */
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+    ck_assert_int_eq(sieve_warc_batch_flush(bt), SIEVE_EIO);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    for (int i = 1; i < 4; i++) {
+        ck_assert_int_eq(b->ends[i].calls, 1);
+        ck_assert_int_eq(b->ends[i].status, SIEVE_EIO);
+    }
+    ck_assert_uint_eq(file_size(path_in("f.warc")), before);
+    batch_end(w, bt, b, 4, 3000);
+    ck_assert_int_eq(sieve_warc_batch_flush(bt), SIEVE_OK);
+    check_response(&b->ends[4].res, &b->specs[4], false);
+    sieve_warc_batch_free(bt);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    file_summary fs = check_file(path_in("f.warc"));
+    ck_assert_uint_eq(fs.responses, 2);
+    ck_assert_uint_eq(fs.orphans, 0);
+    free(b->body);
+    free(b);
+    remove_dir();
 }
 END_TEST
 
@@ -1802,6 +2006,10 @@ int main(void)
     tcase_add_test(tc, gzip_archive_inline);
     tcase_add_test(tc, end_async_plain);
     tcase_add_test(tc, end_async_gzip_inline);
+    tcase_add_test(tc, batch_plain);
+    tcase_add_test(tc, batch_gzip_inline);
+    tcase_add_test(tc, batch_rotates);
+    tcase_add_test(tc, batch_write_fails);
     tcase_add_test(tc, rotation_plain);
     tcase_add_test(tc, rotation_gzip);
     tcase_add_test(tc, torn_tail_plain);

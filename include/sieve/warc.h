@@ -325,6 +325,44 @@ typedef void (*sieve_warc_written_fn)(void *ud, int status, const sieve_warc_fet
 SIEVE_API int sieve_warc_fetch_end_async(sieve_warc_fetch *f, const char *truncated,
                                          sieve_warc_written_fn written, void *ud);
 
+/* A batch: fetches ended into it wait there and are appended together, at
+ * sieve_warc_batch_flush(), with one lock and as few write(2)s as their
+ * bytes allow. Each write(2) to a file system costs several microseconds
+ * beyond its bytes (bench/results/warc.txt), as much as the rest of
+ * archiving a small page; a thread that ends many fetches between two
+ * waits (a crawl worker, whose transfers end several at a time) flushes
+ * its batch before it waits and pays that once. A batch belongs to one
+ * thread at a time; several batches may feed one archive at once. */
+typedef struct sieve_warc_batch sieve_warc_batch;
+
+/* A batch for w, empty. SIEVE_OK and *out; SIEVE_EINVAL; SIEVE_ENOMEM. */
+SIEVE_API int sieve_warc_batch_new(sieve_warc *w, sieve_warc_batch **out);
+
+/* Ends the fetch as sieve_warc_fetch_end_async() does, its records left
+ * in b until the batch is flushed: written() is called, on the flushing
+ * thread, once they are in the kernel. A batch flushes by itself, before
+ * this returns, once it holds 32 fetches or 1 MiB of records kept in
+ * memory, so what it holds stays small. A .gz archive with compression
+ * threads appends from those threads, as for sieve_warc_fetch_end_async(),
+ * and b is not used. Returns as sieve_warc_fetch_end_async() does (also
+ * SIEVE_EINVAL when b belongs to another archive). */
+SIEVE_API int sieve_warc_fetch_end_batched(sieve_warc_fetch *f, const char *truncated,
+                                           sieve_warc_batch *b, sieve_warc_written_fn written,
+                                           void *ud);
+
+/* Appends every fetch in b, in the order ended, rotating between them
+ * where max_bytes says so, then calls their written() callbacks and
+ * empties b. A fetch whose append failed gets SIEVE_EIO in its callback,
+ * and the file is cut back to where that write began (the fetches before
+ * it in the batch stay, those after it fail too); the archive goes on.
+ * Returns SIEVE_OK, the first failure, or SIEVE_EINVAL for NULL. An empty
+ * batch costs nothing. */
+SIEVE_API int sieve_warc_batch_flush(sieve_warc_batch *b);
+
+/* Flushes b, then frees it. Every batch of an archive is freed before
+ * sieve_warc_close(). NULL is a no-op. */
+SIEVE_API void sieve_warc_batch_free(sieve_warc_batch *b);
+
 /* Drops a fetch without writing anything, and frees it (waiting, for a
  * .gz archive, for a piece of it being compressed). NULL is a no-op. */
 SIEVE_API void sieve_warc_fetch_abort(sieve_warc_fetch *f);
