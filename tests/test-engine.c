@@ -1632,6 +1632,122 @@ START_TEST(a_failed_hold_fails_the_run)
 }
 END_TEST
 
+/* ---- work gathered until a worker waits (on_wait) ---- */
+
+enum { WAITER_WORKERS = 3 };
+
+/* An embedder that holds every record and releases a worker's holds only
+ * when that worker is about to wait, as an archive appending a worker's
+ * fetches together does. Each worker's part is touched only by that
+ * worker's thread, which the test checks. */
+typedef struct waiter {
+    ctx *x;
+    struct waiter_worker {
+        pthread_t thread;
+        bool seen;
+        sieve_crawl_hold **q;
+        size_t n, cap;
+        size_t released, waits;
+    } w[WAITER_WORKERS];
+    atomic_size_t wrong; /* a call on another worker's thread, or out of range */
+} waiter;
+
+/* The worker part of index i, checked to be called from its own thread. */
+static struct waiter_worker *waiter_worker(waiter *wt, unsigned i)
+{
+    if (i >= WAITER_WORKERS) {
+        atomic_fetch_add(&wt->wrong, 1);
+        return NULL;
+    }
+    struct waiter_worker *ww = &wt->w[i];
+    if (!ww->seen) {
+        ww->thread = pthread_self();
+        ww->seen = true;
+    } else if (!pthread_equal(ww->thread, pthread_self())) {
+        atomic_fetch_add(&wt->wrong, 1);
+    }
+    return ww;
+}
+
+static void on_transfer_end_gather(void *ud, sieve_crawl_transfer *t)
+{
+    waiter *wt = ud;
+    struct waiter_worker *ww = waiter_worker(wt, t->worker);
+    sieve_crawl_hold *hold;
+    if (ww == NULL || !t->has_record || sieve_crawl_transfer_hold(t, &hold) != SIEVE_OK)
+        return;
+    if (ww->n == ww->cap) {
+        ww->cap = ww->cap ? 2 * ww->cap : 64;
+        ww->q = realloc(ww->q, ww->cap * sizeof *ww->q);
+    }
+    ww->q[ww->n++] = hold;
+}
+
+static void on_wait_release(void *ud, unsigned worker)
+{
+    waiter *wt = ud;
+    struct waiter_worker *ww = waiter_worker(wt, worker);
+    if (ww == NULL)
+        return;
+    ww->waits++;
+    for (size_t i = 0; i < ww->n; i++)
+        sieve_crawl_hold_release(ww->q[i], SIEVE_OK);
+    ww->released += ww->n;
+    ww->n = 0;
+}
+
+static int on_record_gathered(void *ud, const sieve_crawl_record *r)
+{
+    waiter *wt = ud;
+    if (r->transfer != NULL)
+        waiter_worker(wt, r->transfer->worker); /* delivered on its worker */
+    return on_record(wt->x, r);
+}
+
+/* Records held until their worker's on_wait: each worker's transfers name
+ * it, on_wait comes on that worker's thread, and the holds it releases go
+ * out before the worker sleeps. The last ones, released when nothing is
+ * left in flight to wake the worker, would otherwise wait for the
+ * worker's longest sleep (a minute): the crawl of 300 pages, a second or
+ * two, would outlast the bound. */
+START_TEST(holds_released_in_on_wait_go_out_before_the_wait)
+{
+    web *w = web_start(plain_web);
+    ctx x;
+    ctx_init(&x, w);
+    sieve_crawl_options o;
+    test_options(&o);
+    o.workers = WAITER_WORKERS;
+    o.concurrency = 4;
+    waiter wt = {.x = &x};
+    ck_assert_int_eq(sieve_crawler_new(&x.c, &o), SIEVE_OK);
+    sieve_crawl_callbacks cb = {.on_record = on_record_gathered,
+                                .on_transfer_end = on_transfer_end_gather,
+                                .on_wait = on_wait_release};
+    sieve_crawler_set_callbacks(x.c, &cb, &wt);
+    ck_assert_int_eq(sieve_crawler_add_seed(x.c, w->base, SIZE_MAX), SIEVE_OK);
+    runner r;
+    runner_start(&r, &x);
+    ck_assert_msg(runner_wait(&r, 30), "held records released in on_wait never went out");
+    ck_assert_int_eq(r.rc, SIEVE_OK);
+    ck_assert_uint_eq(atomic_load(&wt.wrong), 0);
+    size_t released = 0;
+    for (unsigned i = 0; i < WAITER_WORKERS; i++) {
+        ck_assert_uint_eq(wt.w[i].n, 0);
+        ck_assert_uint_gt(wt.w[i].waits, 0);
+        released += wt.w[i].released;
+        free(wt.w[i].q);
+    }
+    ck_assert_uint_eq(released, x.n);
+    const char **got = sorted_urls(&x);
+    assert_same_sets(w->truth, w->truth_n, got, x.n);
+    free(got);
+    assert_records_complete(&x, w);
+    assert_no_late_records(&x);
+    ctx_free(&x);
+}
+END_TEST
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -1665,6 +1781,7 @@ int main(void)
     tcase_add_test(hold, held_records_come_after_their_release);
     tcase_add_test(hold, stop_waits_for_held_records);
     tcase_add_test(hold, a_failed_hold_fails_the_run);
+    tcase_add_test(hold, holds_released_in_on_wait_go_out_before_the_wait);
     suite_add_tcase(s, hold);
 
     TCase *lf = tcase_create("link filter");

@@ -62,6 +62,9 @@ extern "C" {
 
 typedef struct sieve_crawler sieve_crawler;
 
+/* The most worker threads a crawl may have. */
+#define SIEVE_CRAWL_MAX_WORKERS 256
+
 /* Which links the crawl follows, by their origin. */
 typedef enum sieve_scope {
     SIEVE_SCOPE_HOST = 0,   /* the seeds' origins: scheme, host and port */
@@ -73,10 +76,11 @@ typedef enum sieve_scope {
  * named here; strings and arrays are copied by sieve_crawler_new(). */
 typedef struct sieve_crawl_options {
     /* Fetching */
-    unsigned workers;           /* threads; default: number of cores (1 .. 256) */
+    unsigned workers;           /* threads; default: number of cores
+                                   (1 .. SIEVE_CRAWL_MAX_WORKERS) */
     unsigned concurrency;       /* transfers per worker; default 32 (1 .. 4096).
                                    Besides them, each worker fetches up to
-                                   4x as many robots.txt files (64 at most)
+                                   16x as many robots.txt files (256 at most)
                                    of hosts met for the first time */
     unsigned max_redirects;     /* redirect hops followed from a URL; default 10 */
     double connect_timeout_s;   /* default 10 */
@@ -236,6 +240,7 @@ typedef struct sieve_crawl_transfer {
     uint64_t id;           /* unique in the crawl, from 1, in the order transfers start */
     const char *url;       /* the URL requested */
     sieve_fetch_kind kind; /* page, sitemap, or robots.txt */
+    unsigned worker;       /* the worker that runs it, from 0 (see on_wait) */
     int64_t started_us;    /* wall clock at the start, microseconds since 1970 UTC */
     const char *remote_ip; /* the server's (or proxy's) address; NULL until a request
                               went out */
@@ -393,6 +398,14 @@ typedef struct sieve_crawl_callbacks {
      * most what came after the last sync. Return SIEVE_OK, or a negative
      * status to stop the crawl with it. */
     int (*on_sync)(void *ud);
+    /* A worker (t->worker of its transfers) is about to wait for the
+     * network, on its own thread. Whatever the embedder gathered from that
+     * worker's transfers to do at once is done here: an archive appends the
+     * records of the transfers that ended since the last wait together,
+     * where appending each alone would cost a write(2) a page. Holds it
+     * releases here (on this thread or another) are delivered before the
+     * worker waits. Called often: it must not block on the network. */
+    void (*on_wait)(void *ud, unsigned worker);
 } sieve_crawl_callbacks;
 
 /* A record held back by the embedder, from the end of its transfer to

@@ -19,8 +19,12 @@
  * it, so a worker that has seen its last hold come back (and may exit
  * and free its curl handle) is never woken after. The copy is made only
  * when the release has not come yet: an archive that writes at once
- * (a plain file) releases inside on_transfer_end, and that record goes
- * out from the slot as if there were no hold. */
+ * releases inside on_transfer_end, and that record goes out from the
+ * slot as if there were no hold. An archive that appends a worker's
+ * fetches together releases their holds in on_wait, on the worker's own
+ * thread, just before the worker delivers what was released: there a
+ * release does not wake the worker, which costs a write and a turn of
+ * its loop. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +85,10 @@ void sieve_crawl_hold_release(sieve_crawl_hold *h, int status)
     h->status = status;
     if (h->stashed) {
         push_released(w, h);
-        worker_wake(w);
+        /* A worker in on_wait delivers its released holds next, before
+         * it waits: waking it would only cost it a turn of its loop. */
+        if (!w->in_on_wait)
+            worker_wake(w);
     }
     pthread_mutex_unlock(&w->hold_lock);
 }

@@ -10,7 +10,7 @@
 
 /* Limits beyond which a setting cannot be honoured on one machine: each
  * transfer slot holds about 60 KiB of buffers. */
-#define OPTIONS_MAX_WORKERS          256
+#define OPTIONS_MAX_WORKERS          SIEVE_CRAWL_MAX_WORKERS
 #define OPTIONS_MAX_CONCURRENCY      4096
 #define OPTIONS_MAX_REDIRECTS        255 /* hops fit the tag's 8 bits */
 #define OPTIONS_MAX_RETRIES          7   /* retries made fit the tag's 3 bits */

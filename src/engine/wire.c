@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "worker.h"
 #include "xfer.h"
 
 /* Stops the transfer after a wire callback refused. */
@@ -116,6 +117,7 @@ void wire_start(xfer *x)
     x->t = (sieve_crawl_transfer){
         .id = atomic_fetch_add(&c->n.transfers, 1) + 1,
         .url = x->url,
+        .worker = x->w->index,
         .kind = x->kind == &xfer_robots    ? SIEVE_FETCH_ROBOTS
                 : x->kind == &xfer_sitemap ? SIEVE_FETCH_SITEMAP
                                            : SIEVE_FETCH_PAGE,

@@ -26,7 +26,10 @@
  * host), which wakes every worker with free slots, and try_pop() says
  * when the next host's delay ends, which bounds the wait. So no worker
  * polls on a fixed clock, and a stalled transfer holds up nothing. This
- * bound only guards against an event nobody announced. */
+ * bound only guards against an event nobody announced. Before each wait
+ * the embedder's on_wait does what it gathered from the worker's
+ * transfers (an archive's appends), and the records it released go out
+ * first: the worker would otherwise sleep on them. */
 #define WORKER_WAIT_MAX_MS 60000
 
 /* Idle connections. curl keeps at most four per transfer slot open by
@@ -309,6 +312,32 @@ static bool room_for_more(worker *w)
     return false;
 }
 
+/* Before a wait: the embedder finishes what it gathered from this
+ * worker's transfers (on_wait), and the records released meanwhile go
+ * out. True when some did: slots may have come free, so the worker looks
+ * again before it waits. */
+static bool before_wait(worker *w)
+{
+    sieve_crawler *c = w->c;
+    if (c->cb.on_wait != NULL) {
+        pthread_mutex_lock(&w->hold_lock);
+        w->in_on_wait = true;
+        pthread_mutex_unlock(&w->hold_lock);
+        c->cb.on_wait(c->ud, w->index);
+        pthread_mutex_lock(&w->hold_lock);
+        w->in_on_wait = false;
+        pthread_mutex_unlock(&w->hold_lock);
+    }
+    return hold_deliver(w) > 0;
+}
+
+/* Waits in curl for the worker's transfers, a wakeup or ms. */
+static void wait_events(worker *w, int ms)
+{
+    if (!before_wait(w))
+        curl_multi_poll(w->multi, NULL, 0, ms, NULL);
+}
+
 void *worker_run(void *arg)
 {
     worker *w = arg;
@@ -321,7 +350,7 @@ void *worker_run(void *arg)
             /* The held records' releases still come to this worker. */
             if (w->held == 0)
                 break;
-            curl_multi_poll(w->multi, NULL, 0, WORKER_WAIT_MAX_MS, NULL);
+            wait_events(w, WORKER_WAIT_MAX_MS);
             continue;
         }
         /* After max_pages, look again: a page in flight that failed and
@@ -334,7 +363,7 @@ void *worker_run(void *arg)
             /* max_pages reservations, not the queue, held it back: one
              * comes back with a requeue, which wakes it; or it waits for
              * its held records, whose releases wake it */
-            curl_multi_poll(w->multi, NULL, 0, wait_ms(w), NULL);
+            wait_events(w, wait_ms(w));
             continue;
         }
         int running;
@@ -344,7 +373,7 @@ void *worker_run(void *arg)
         if (reap(w) > 0)
             continue;
         if (in_flight(w) > 0)
-            curl_multi_poll(w->multi, NULL, 0, wait_ms(w), NULL);
+            wait_events(w, wait_ms(w));
     }
     atomic_fetch_add(&c->workers_exited, 1);
     engine_poke(c, 'w');
