@@ -42,6 +42,9 @@ struct archive {
     sieve_warc *w;
     sieve_logger lg;
     atomic_int failure; /* the first write that failed after its fetch's end */
+    /* Each worker's fetches since it last waited (made on its first), only
+     * ever touched by that worker's thread, then by archive_close(). */
+    sieve_warc_batch *batches[SIEVE_CRAWL_MAX_WORKERS];
 };
 
 /* One transfer's fetch, in its user slot. */
@@ -230,6 +233,17 @@ static void written(void *ud, int rc, const sieve_warc_fetch_result *res)
     settle(s, rc, res);
 }
 
+/* The batch of the worker running t; NULL when none can be made. */
+static sieve_warc_batch *batch_of(archive *a, const sieve_crawl_transfer *t)
+{
+    if (t->worker >= SIEVE_CRAWL_MAX_WORKERS)
+        return NULL;
+    sieve_warc_batch **b = &a->batches[t->worker];
+    if (*b == NULL && sieve_warc_batch_new(a->w, b) != SIEVE_OK)
+        *b = NULL;
+    return *b;
+}
+
 /* Ends the fetch without waiting for its records, the transfer's record
  * held until they are written. */
 static int end_fetch(archive *a, fetch *s, sieve_crawl_transfer *t)
@@ -247,7 +261,14 @@ static int end_fetch(archive *a, fetch *s, sieve_crawl_transfer *t)
             write_failed(a, t->url, rc);
         return rc == SIEVE_ESTATE ? SIEVE_OK : rc;
     }
-    int rc = sieve_warc_fetch_end_async(f, t->truncated, written, s);
+    /* A plain archive appends a held record's fetch at the worker's next
+     * wait (archive_wait), with the others that ended before it. A fetch
+     * without a record (robots.txt, an attempt to be retried) goes at
+     * once: nothing waits for it, and its URL's next attempt, on any
+     * worker, must find it in the archive first. */
+    sieve_warc_batch *b = t->has_record ? batch_of(a, t) : NULL;
+    int rc = b != NULL ? sieve_warc_fetch_end_batched(f, t->truncated, b, written, s)
+                       : sieve_warc_fetch_end_async(f, t->truncated, written, s);
     bool ok = rc == SIEVE_OK || rc == SIEVE_ESTATE;
     if (!t->has_record || !ok)
         t->user = NULL; /* s goes with the callback, or now */
@@ -284,6 +305,12 @@ void archive_take(archive *a, const sieve_crawl_transfer *t, archive_place *at)
     free(s);
 }
 
+void archive_wait(archive *a, unsigned worker)
+{
+    if (worker < SIEVE_CRAWL_MAX_WORKERS && a->batches[worker] != NULL)
+        sieve_warc_batch_flush(a->batches[worker]); /* failures go to the callbacks */
+}
+
 int archive_sync(archive *a)
 {
     return sieve_warc_sync(a->w);
@@ -298,6 +325,10 @@ int archive_close(archive *a)
 {
     if (a == NULL)
         return SIEVE_OK;
+    /* empty: every fetch in a batch holds a record, and a worker waits
+     * for its held records before it ends */
+    for (unsigned i = 0; i < SIEVE_CRAWL_MAX_WORKERS; i++)
+        sieve_warc_batch_free(a->batches[i]);
     int rc = sieve_warc_close(a->w); /* the last callbacks come before it returns */
     int failure = atomic_load(&a->failure);
     free(a);

@@ -40,6 +40,10 @@ int archive_response_head(archive *a, sieve_crawl_transfer *t, const char *line,
 int archive_response_body(archive *a, sieve_crawl_transfer *t, const char *data, size_t len);
 int archive_transfer_end(archive *a, sieve_crawl_transfer *t);
 
+/* on_wait: appends what the worker's transfers ended since its last wait,
+ * and releases their records. */
+void archive_wait(archive *a, unsigned worker);
+
 /* Where a transfer's response was stored, for its record. */
 typedef struct archive_place {
     const char *name; /* the file's name; NULL: not stored. Valid until archive_close() */

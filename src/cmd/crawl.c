@@ -276,6 +276,12 @@ static void on_transfer_end(void *ud, sieve_crawl_transfer *t)
     archive_failed(r, archive_transfer_end(r->warc, t));
 }
 
+static void on_wait(void *ud, unsigned worker)
+{
+    crawl_run *r = ud;
+    archive_wait(r->warc, worker);
+}
+
 /* The archive as the options name it. */
 static archive_config archive_settings(const crawl_run *r, const crawl_cli *o)
 {
@@ -360,6 +366,7 @@ static int crawl(crawl_run *r, const crawl_cli *o)
         cb.on_response_head = on_response_head;
         cb.on_response_body = on_response_body;
         cb.on_transfer_end = on_transfer_end;
+        cb.on_wait = on_wait;
     }
     sieve_crawler_set_callbacks(r->crawler, &cb, r);
     progress_run(p);
