@@ -1912,6 +1912,50 @@ START_TEST(header_pieces)
 }
 END_TEST
 
+/* Heads fed in pieces of any size, a line's CR and LF apart among them,
+ * are stored as whole heads: an interim response dropped, the final one
+ * kept, its Transfer-Encoding renamed; the request as it was sent. */
+START_TEST(heads_in_any_pieces)
+{
+    make_dir();
+    sieve_warc *w = open_archive(path_in("pieces.warc"), NULL);
+    const char *req = "GET /p HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n\r\n";
+    const char *resp = "HTTP/1.1 100 Continue\r\n\r\n"
+                       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nab: c\r\n\r\n";
+    const char *stored = "HTTP/1.1 200 OK\r\nX-Archive-Orig-Transfer-Encoding: chunked\r\n"
+                         "ab: c\r\n\r\nhello";
+    static const size_t sizes[] = {1, 2, 3, 5, 7, 64};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        sieve_warc_fetch_info fi = {.target_uri = "http://127.0.0.1/p", .ip_address = "127.0.0.1"};
+        sieve_warc_fetch *f;
+        ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+        for (size_t off = 0; off < strlen(req); off += sizes[k]) {
+            size_t n = strlen(req) - off < sizes[k] ? strlen(req) - off : sizes[k];
+            ck_assert_int_eq(sieve_warc_fetch_request_head(f, req + off, n), SIEVE_OK);
+        }
+        for (size_t off = 0; off < strlen(resp); off += sizes[k]) {
+            size_t n = strlen(resp) - off < sizes[k] ? strlen(resp) - off : sizes[k];
+            ck_assert_int_eq(sieve_warc_fetch_response_head(f, resp + off, n), SIEVE_OK);
+        }
+        ck_assert_int_eq(sieve_warc_fetch_response_body(f, "hello", 5), SIEVE_OK);
+        sieve_warc_fetch_result res;
+        ck_assert_int_eq(sieve_warc_fetch_end(f, NULL, &res), SIEVE_OK);
+        raw_rec q = read_at(res.request.path, res.request.offset, res.request.length, false);
+        raw_rec r = read_at(res.response.path, res.response.offset, res.response.length, false);
+        ck_assert_uint_eq(q.block_len, strlen(req));
+        ck_assert_msg(memcmp(q.block, req, q.block_len) == 0, "pieces of %zu: request %.*s",
+                      sizes[k], (int)q.block_len, (const char *)q.block);
+        ck_assert_uint_eq(r.block_len, strlen(stored));
+        ck_assert_msg(memcmp(r.block, stored, r.block_len) == 0, "pieces of %zu: response %.*s",
+                      sizes[k], (int)r.block_len, (const char *)r.block);
+        raw_free(&q);
+        raw_free(&r);
+    }
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    remove_dir();
+}
+END_TEST
+
 /* Record IDs are version 4 UUIDs, never twice, in a child of fork()
  * neither. */
 START_TEST(ids_are_fresh_across_forks)
@@ -2021,6 +2065,7 @@ int main(void)
     tcase_add_test(tc, files_of_an_archive);
     tcase_add_test(tc, dates_are_utc);
     tcase_add_test(tc, header_pieces);
+    tcase_add_test(tc, heads_in_any_pieces);
     tcase_add_test(tc, ids_are_fresh_across_forks);
     suite_add_tcase(s, tc);
     TCase *th = tcase_create("threads");

@@ -484,15 +484,21 @@ static int rec_put(sieve_warc_fetch *f, struct rec *r, const void *data, size_t 
 static long head_take(struct rec *r, const char *data, size_t len)
 {
     size_t i = 0;
-    for (; i < len && !r->head_done; i++) {
-        char c = data[i];
-        if (c == '\n') {
-            r->head_done = r->line_len == 0 || (r->line_len == 1 && r->last == '\r');
-            r->line_len = 0;
-        } else {
-            r->line_len++;
+    while (i < len && !r->head_done) {
+        /* a line at a time: byte by byte, this took half a microsecond a page */
+        const char *nl = memchr(data + i, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - (data + i)) : len - i;
+        if (n) {
+            r->line_len += n;
+            r->last = data[i + n - 1];
         }
-        r->last = c;
+        i += n;
+        if (!nl)
+            break;
+        r->head_done = r->line_len == 0 || (r->line_len == 1 && r->last == '\r');
+        r->line_len = 0;
+        r->last = '\n';
+        i++;
     }
     if (r->head.len + i > SIEVE_WARC_MAX_HEAD)
         return SIEVE_ETOOLONG;
