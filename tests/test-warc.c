@@ -1212,6 +1212,8 @@ typedef struct worker_arg {
     sieve_warc *w;
     int id;
     int failures;
+    bool batched;      /* ends fetches into a batch of the thread's own */
+    async_end written; /* the batch's last callback, and how many came */
 } worker_arg;
 
 static size_t thread_body_len(int t, int i)
@@ -1224,6 +1226,9 @@ static void *writer_thread(void *p)
 {
     worker_arg *a = p;
     char url[128];
+    sieve_warc_batch *b = NULL;
+    if (a->batched && sieve_warc_batch_new(a->w, &b) != SIEVE_OK)
+        a->failures++;
     for (int i = 0; i < PER_THREAD; i++) {
         size_t len = thread_body_len(a->id, i);
         unsigned char *body = pattern(len, (unsigned)(a->id * 1000 + i));
@@ -1238,13 +1243,18 @@ static void *writer_thread(void *p)
             rc = sieve_warc_fetch_response_head(f, head, strlen(head));
         for (size_t off = 0; !rc && off < len; off += 4096)
             rc = sieve_warc_fetch_response_body(f, body + off, len - off < 4096 ? len - off : 4096);
-        if (!rc)
+        if (!rc && b)
+            rc = sieve_warc_fetch_end_batched(f, NULL, b, async_written, &a->written);
+        else if (!rc)
             rc = sieve_warc_fetch_end(f, NULL, NULL);
         else
             sieve_warc_fetch_abort(f);
         a->failures += rc != SIEVE_OK;
         free(body);
+        if (b && i % 5 == 4)
+            a->failures += sieve_warc_batch_flush(b) != SIEVE_OK;
     }
+    sieve_warc_batch_free(b);
     return NULL;
 }
 
@@ -1264,7 +1274,7 @@ static bool body_matches(const char *uri, const unsigned char *block, size_t len
     return same;
 }
 
-static void threads(bool gz)
+static void threads(bool gz, bool batched)
 {
     make_dir();
     sieve_warc_options o;
@@ -1276,12 +1286,17 @@ static void threads(bool gz)
     pthread_t th[THREADS];
     worker_arg args[THREADS];
     for (int t = 0; t < THREADS; t++) {
-        args[t] = (worker_arg){.w = w, .id = t};
+        args[t] = (worker_arg){.w = w, .id = t, .batched = batched};
         ck_assert_int_eq(pthread_create(&th[t], NULL, writer_thread, &args[t]), 0);
     }
     for (int t = 0; t < THREADS; t++) {
         pthread_join(th[t], NULL);
         ck_assert_int_eq(args[t].failures, 0);
+        if (batched) {
+            ck_assert_int_eq(args[t].written.calls, PER_THREAD);
+            ck_assert_int_eq(args[t].written.status, SIEVE_OK);
+            ck_assert(pthread_equal(args[t].written.thread, th[t]));
+        }
     }
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
     unsigned responses = 0;
@@ -1316,13 +1331,21 @@ static void threads(bool gz)
 
 START_TEST(threads_plain)
 {
-    threads(false);
+    threads(false, false);
 }
 END_TEST
 
 START_TEST(threads_gzip)
 {
-    threads(true);
+    threads(true, false);
+}
+END_TEST
+
+/* Each thread with a batch of its own, flushed every five fetches, into
+ * one archive that rotates. */
+START_TEST(threads_plain_batched)
+{
+    threads(false, true);
 }
 END_TEST
 
@@ -2072,6 +2095,7 @@ int main(void)
     tcase_set_timeout(th, 240);
     tcase_add_test(th, threads_plain);
     tcase_add_test(th, threads_gzip);
+    tcase_add_test(th, threads_plain_batched);
     tcase_add_loop_test(th, threads_gzip_compressors, 0, 2);
     tcase_add_test(th, threads_gzip_backpressure);
     tcase_add_test(th, threads_gzip_rotation);
