@@ -473,8 +473,9 @@ targets() {
 
 # ---- main -----------------------------------------------------------------
 
-main() {
-    parse_args "$@"
+# What every benchmark of this folder does first: the tools, sieve, the work
+# directory, nginx stopped on any exit, a port, the site generator for $SITE.
+prepare_bench() {
     ensure_tools
     ensure_sieve
     mkdir -p "$WORKDIR/runs" || die "cannot create $WORKDIR"
@@ -484,6 +485,11 @@ main() {
     trap 'exit 143' TERM
     pick_port
     build_generator
+}
+
+main() {
+    parse_args "$@"
+    prepare_bench
     RESULTS=$WORKDIR/runs/results.txt
     : >"$RESULTS"
     FAILED=0

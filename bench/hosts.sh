@@ -249,16 +249,8 @@ host_main() {
     CONC=16
     WORKERS=2
     parse_host_args "$@"
-    ensure_tools
-    ensure_sieve
-    mkdir -p "$WORKDIR/runs" || die "cannot create $WORKDIR"
-    chmod a+rx "$WORKDIR"
-    trap cleanup EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
-    pick_port
     SITE=light
-    build_generator
+    prepare_bench
     build_resolver
     RESULTS=$WORKDIR/runs/results.txt
     : >"$RESULTS"
