@@ -6,6 +6,7 @@
  * warc-zq.c       .gz archives: the compression threads and their bounded
  *                 hand-off queue
  * warc.c          the archive: files, rotation, the lock, fetches
+ * warc-names.c    the names of an archive's files, numbered in a series
  * warc-read.c     reading records back, plain or gzip members
  * cdxj.c          SURT keys and the CDXJ index
  *
@@ -85,6 +86,28 @@ void warc_buf_free(warc_buf *b);
 /* Case-insensitive: does the header line at line (of len bytes) have
  * this name? */
 bool warc_line_is(const char *line, size_t len, const char *name);
+
+/* ---- warc-names.c ---- */
+
+/* An archive's path split for its series: base-NNNNN+ext. */
+typedef struct warc_series {
+    char *base;      /* the path without its extension (malloc'd) */
+    const char *ext; /* ".warc.gz", ".warc", ".gz", or "" for any other */
+} warc_series;
+
+/* SIEVE_OK or SIEVE_ENOMEM. */
+int warc_series_init(warc_series *s, const char *path);
+void warc_series_free(warc_series *s);
+/* The name of file number seq, malloc'd; NULL when out of memory. */
+char *warc_series_name(const warc_series *s, unsigned seq);
+/* The highest number of the series in its directory; 0 for none. */
+unsigned warc_series_highest(const warc_series *s);
+
+bool warc_ends_with(const char *s, const char *suffix);
+/* What follows the last '/', or path. */
+const char *warc_last_component(const char *path);
+/* The directory of path, malloc'd ("." for a bare name). */
+char *warc_dir_of(const char *path);
 
 /* ---- warc-spool.c ---- */
 

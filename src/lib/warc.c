@@ -58,7 +58,6 @@
  * Opening in append mode first reads the file through (warc-read.c) to
  * find its last complete record, and cuts a torn tail there. */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -94,8 +93,7 @@ struct sieve_warc {
     char *tmp_dir;
 
     char *path; /* as given */
-    char *base; /* series: path without its extension */
-    const char *ext;
+    warc_series names;
     bool series, gzip;
 
     /* Under the lock: */
@@ -220,110 +218,6 @@ static int check_options(const sieve_warc_options *o)
         if (!info_ok(o->info[i]))
             return SIEVE_EINVAL;
     return SIEVE_OK;
-}
-
-/* ---- file names ---- */
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* Splits path into base and extension for a series' names. */
-static int split_name(sieve_warc *w)
-{
-    static const char *const exts[] = {".warc.gz", ".warc", ".gz"};
-    w->ext = "";
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-        if (ends_with(w->path, exts[i]) && strlen(w->path) > strlen(exts[i])) {
-            w->ext = exts[i];
-            break;
-        }
-    }
-    size_t n = strlen(w->path) - strlen(w->ext);
-    w->base = strndup(w->path, n);
-    return w->base ? SIEVE_OK : SIEVE_ENOMEM;
-}
-
-static char *series_name(const sieve_warc *w, unsigned seq)
-{
-    size_t n = strlen(w->base) + strlen(w->ext) + 16;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s-%05u%s", w->base, seq, w->ext);
-    return s;
-}
-
-static const char *last_component(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-/* The directory of path, malloc'd ("." for a bare name). */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup(".");
-    if (slash == path)
-        return strdup("/");
-    return strndup(path, (size_t)(slash - path));
-}
-
-/* The series number in a directory entry's name, for the series whose
- * names are stem-NNNNN+ext (five digits or more); 0 when it is none. */
-static unsigned series_number(const char *n, const char *stem, const char *ext)
-{
-    size_t len = strlen(n), stem_len = strlen(stem), ext_len = strlen(ext);
-    if (len < stem_len + 1 + 5 + ext_len || strncmp(n, stem, stem_len) != 0 || n[stem_len] != '-' ||
-        strcmp(n + len - ext_len, ext) != 0)
-        return 0;
-    unsigned long v = 0;
-    for (size_t i = stem_len + 1; i < len - ext_len; i++) {
-        if (n[i] < '0' || n[i] > '9' || v > 100000000)
-            return 0;
-        v = v * 10 + (unsigned long)(n[i] - '0');
-    }
-    return (unsigned)v;
-}
-
-/* Calls fn for each file of w's series present in its directory; false
- * when the directory cannot be read. */
-static bool each_in_series(const sieve_warc *w,
-                           void (*fn)(void *ctx, const char *name, unsigned seq), void *ctx)
-{
-    char *dir = dir_of(w->base);
-    DIR *d = dir ? opendir(dir) : NULL;
-    free(dir);
-    if (!d)
-        return false;
-    const char *stem = last_component(w->base);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        unsigned seq = series_number(e->d_name, stem, w->ext);
-        if (seq > 0)
-            fn(ctx, e->d_name, seq);
-    }
-    closedir(d);
-    return true;
-}
-
-static void keep_highest(void *ctx, const char *name, unsigned seq)
-{
-    (void)name;
-    unsigned *best = ctx;
-    if (seq > *best)
-        *best = seq;
-}
-
-/* The highest series number present in the directory; 0 for none. */
-static unsigned highest_seq(const sieve_warc *w)
-{
-    unsigned best = 0;
-    each_in_series(w, keep_highest, &best);
-    return best;
 }
 
 /* ---- writing ---- */
@@ -640,7 +534,7 @@ static int write_warcinfo(sieve_warc *w, const char *name)
 
 static int fsync_dir(const char *path)
 {
-    char *dir = dir_of(path);
+    char *dir = warc_dir_of(path);
     if (!dir)
         return SIEVE_ENOMEM;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -749,7 +643,7 @@ static int open_file(sieve_warc *w, char *path, bool append)
     w->generation++;
     if (size == 0)
         fsync_dir(path); /* the new name itself must survive a crash */
-    rc = write_warcinfo(w, last_component(path));
+    rc = write_warcinfo(w, warc_last_component(path));
     if (rc)
         sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: cannot write to %s: %s", path,
                   strerror(errno));
@@ -770,7 +664,7 @@ static int close_file(sieve_warc *w)
 
 static int rotate(sieve_warc *w)
 {
-    char *path = series_name(w, w->seq + 1);
+    char *path = warc_series_name(&w->names, w->seq + 1);
     if (!path)
         return SIEVE_ENOMEM;
     int rc = close_file(w);
@@ -789,9 +683,9 @@ static int open_first(sieve_warc *w)
         char *p = strdup(w->path);
         return p ? open_file(w, p, append) : SIEVE_ENOMEM;
     }
-    unsigned top = w->o.mode == SIEVE_WARC_CREATE ? 0 : highest_seq(w);
+    unsigned top = w->o.mode == SIEVE_WARC_CREATE ? 0 : warc_series_highest(&w->names);
     w->seq = w->o.mode == SIEVE_WARC_NEXT || top == 0 ? top + 1 : top;
-    char *p = series_name(w, w->seq);
+    char *p = warc_series_name(&w->names, w->seq);
     return p ? open_file(w, p, append) : SIEVE_ENOMEM;
 }
 
@@ -800,7 +694,7 @@ static int copy_strings(sieve_warc *w, const sieve_warc_options *o)
     char version[64];
     snprintf(version, sizeof version, "sieve/%s", SIEVE_VERSION);
     w->software = strdup(o->software ? o->software : version);
-    w->tmp_dir = o->tmp_dir ? strdup(o->tmp_dir) : dir_of(w->path);
+    w->tmp_dir = o->tmp_dir ? strdup(o->tmp_dir) : warc_dir_of(w->path);
     w->info = calloc(o->n_info + 1, sizeof *w->info);
     if (!w->software || !w->tmp_dir || !w->info)
         return SIEVE_ENOMEM;
@@ -826,7 +720,7 @@ static void warc_free(sieve_warc *w)
     free(w->software);
     free(w->tmp_dir);
     free(w->path);
-    free(w->base);
+    warc_series_free(&w->names);
     warc_zq_stop(w->zq);
     warc_zpool_free(&w->blocks);
     warc_zpool_free(&w->heads);
@@ -866,9 +760,9 @@ int sieve_warc_open(sieve_warc **out, const char *path, const sieve_warc_options
     w->o = *o;
     w->fd = -1;
     w->series = o->series || o->max_bytes > 0;
-    w->gzip = ends_with(path, ".gz");
+    w->gzip = warc_ends_with(path, ".gz");
     w->path = strdup(path);
-    rc = w->path ? split_name(w) : SIEVE_ENOMEM;
+    rc = w->path ? warc_series_init(&w->names, w->path) : SIEVE_ENOMEM;
     if (!rc)
         rc = copy_strings(w, o);
     if (!rc)
@@ -923,93 +817,6 @@ int sieve_warc_close(sieve_warc *w)
                   w->paths[w->n_paths - 1], strerror(errno));
     warc_free(w);
     return rc;
-}
-
-/* ---- the files of an archive ---- */
-
-typedef struct file_list {
-    const char *base; /* the series' base, for the directory part */
-    char **paths;
-    unsigned *seqs;
-    size_t n, cap;
-    bool oom;
-} file_list;
-
-static void collect(void *ctx, const char *name, unsigned seq)
-{
-    file_list *l = ctx;
-    if (l->oom)
-        return;
-    if (l->n + 2 > l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **p = realloc(l->paths, cap * sizeof *p);
-        if (p)
-            l->paths = p;
-        unsigned *q = p ? realloc(l->seqs, cap * sizeof *q) : NULL;
-        if (q)
-            l->seqs = q;
-        if (!p || !q) {
-            l->oom = true;
-            return;
-        }
-        l->cap = cap;
-    }
-    /* the directory as the base names it: none for a bare name */
-    const char *slash = strrchr(l->base, '/');
-    size_t dir = slash ? (size_t)(slash - l->base) + 1 : 0, len = dir + strlen(name) + 1;
-    char *path = malloc(len);
-    if (!path) {
-        l->oom = true;
-        return;
-    }
-    snprintf(path, len, "%.*s%s", (int)dir, l->base, name);
-    size_t i = l->n++;
-    while (i > 0 && l->seqs[i - 1] > seq) { /* sorted by number as they come */
-        l->paths[i] = l->paths[i - 1];
-        l->seqs[i] = l->seqs[i - 1];
-        i--;
-    }
-    l->paths[i] = path;
-    l->seqs[i] = seq;
-}
-
-int sieve_warc_files(const char *path, bool series, char ***out, size_t *n)
-{
-    if (!path || !*path || !out)
-        return SIEVE_EINVAL;
-    *out = NULL;
-    if (n)
-        *n = 0;
-    sieve_warc w = {.path = (char *)path};
-    if (split_name(&w))
-        return SIEVE_ENOMEM;
-    file_list l = {.base = w.base};
-    struct stat st;
-    if (!series && stat(path, &st) == 0)
-        collect(&l, last_component(path), 1);
-    else if (series)
-        each_in_series(&w, collect, &l);
-    free(w.base);
-    char **paths = l.oom ? NULL : realloc(l.paths, (l.n + 1) * sizeof *paths);
-    free(l.seqs);
-    if (!paths) {
-        for (size_t i = 0; i < l.n; i++)
-            free(l.paths[i]);
-        free(l.paths);
-        return SIEVE_ENOMEM;
-    }
-    paths[l.n] = NULL;
-    *out = paths;
-    if (n)
-        *n = l.n;
-    return SIEVE_OK;
-}
-
-void sieve_warc_files_free(char **files)
-{
-    for (size_t i = 0; files && files[i]; i++)
-        free(files[i]);
-    free(files);
 }
 
 /* ---- fetches ---- */
@@ -1188,7 +995,7 @@ static int frame_both(sieve_warc_fetch *f, const char *id, const char *truncated
 static void locate(const sieve_warc *w, sieve_warc_location *loc, uint64_t offset, uint64_t length)
 {
     loc->path = w->paths[w->n_paths - 1];
-    loc->name = last_component(loc->path);
+    loc->name = warc_last_component(loc->path);
     loc->offset = offset;
     loc->length = length;
 }
