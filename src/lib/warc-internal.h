@@ -5,7 +5,9 @@
  *                 file, raw or deflated into a gzip member's body
  * warc-zq.c       .gz archives: the compression threads and their bounded
  *                 hand-off queue
- * warc.c          the archive: files, rotation, the lock, fetches
+ * warc.c          the archive: files, rotation, the lock, appending
+ * warc-fetch.c    a fetch's two records as they are fed; batches
+ * warc-archive.h  what those two share
  * warc-names.c    the names of an archive's files, numbered in a series
  * warc-read.c     reading records back, plain or gzip members
  * cdxj.c          SURT keys and the CDXJ index

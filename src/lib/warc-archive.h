@@ -1,0 +1,96 @@
+/* warc-archive.h - the archive as its fetches see it (warc.c and
+ * warc-fetch.c): its state, the records being built, and the calls that
+ * append them. Not exported. */
+#ifndef SIEVE_WARC_ARCHIVE_H
+#define SIEVE_WARC_ARCHIVE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "warc-internal.h"
+
+#define TRAILER "\r\n\r\n"
+
+/* Which file a fetch's headers name, as they were made: one per file
+ * opened, never changed once published, freed with the archive. */
+typedef struct file_id {
+    uint64_t generation;
+    char warcinfo_id[SIEVE_WARC_ID_SIZE];
+    struct file_id *older;
+} file_id;
+
+struct sieve_warc {
+    pthread_mutex_t lock;
+    sieve_warc_options o; /* strings below are our copies */
+    char *software;
+    char **info;
+    char *tmp_dir;
+
+    char *path; /* as given */
+    warc_series names;
+    bool series, gzip;
+
+    /* Under the lock: */
+    int fd;
+    uint64_t size;       /* of the current file: where the next record goes */
+    unsigned seq;        /* the series number of the current file */
+    uint64_t fetches;    /* fetches in the current file */
+    uint64_t generation; /* files opened so far */
+    char warcinfo_id[SIEVE_WARC_ID_SIZE];
+    char **paths; /* every file opened, for the locations */
+    size_t n_paths;
+    file_id *ids; /* every identity published, the newest first */
+    /* The newest of ids, read without the lock; NULL until the first file
+     * is open, and while it is, when no copy could be made: a fetch then
+     * frames its headers under the lock. */
+    _Atomic(const file_id *) current;
+
+    /* gzip: deflate streams for blocks and for headers, reused. */
+    warc_zpool blocks, heads;
+    warc_zq *zq; /* gzip: the compression threads; NULL: the feeder compresses */
+};
+
+/* One record of a fetch as it is built. */
+struct rec {
+    warc_buf head;
+    bool head_done;  /* a blank line ended the head */
+    size_t line_len; /* bytes of the head's current line */
+    char last;       /* its last byte */
+    bool started;    /* the head went into the spool; body bytes follow */
+    bool closing;    /* the feeder asked for it to be closed */
+    bool closed;     /* trailer written, spool finished, digests made */
+    warc_sha1 block, payload;
+    uint64_t head_len, body_len;
+    warc_spool spool;
+    char block_digest[WARC_DIGEST_SIZE];
+    char payload_digest[WARC_DIGEST_SIZE];
+    /* The WARC header, as stored (gzip: header, compressed text), and the
+     * gzip trailer. */
+    warc_buf out;
+    unsigned char gz_trailer[8];
+};
+
+/* ---- warc.c ---- */
+
+void warc_rec_init(sieve_warc *w, struct rec *r);
+void warc_rec_free(struct rec *r);
+/* Bytes a finished record takes in the file. */
+uint64_t warc_rec_stored(const sieve_warc *w, const struct rec *r);
+/* Makes r's WARC header (and its gzip framing) from its text. */
+int warc_rec_frame(sieve_warc *w, struct rec *r, const warc_buf *text);
+/* Under the lock: appends finished records where the file ends, headers
+ * and spools kept in memory in writev()s, spooled files copied in
+ * between. Does not move w->size. */
+int warc_emit(sieve_warc *w, struct rec *const *recs, int n);
+/* Under the lock: cuts the file back to where a failed append began. */
+void warc_cut_back(sieve_warc *w, uint64_t at);
+/* Under the lock: closes the current file and opens the series' next. */
+int warc_rotate(sieve_warc *w);
+
+/* ---- warc-fetch.c ---- */
+
+/* The job a .gz archive's compression threads run (warc-zq.c), and what
+ * a fetch runs itself without them. */
+int warc_fetch_run_op(void *ctx, warc_zq_stream *s, int op, const void *data, size_t len);
+
+#endif
