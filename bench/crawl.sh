@@ -96,26 +96,37 @@ is_uint() {
     [[ $1 =~ ^[0-9]+$ ]] && (($1 > 0))
 }
 
+# shared_option ARGS...: takes $1 (and its value) when it is one of the
+# options every benchmark of this folder has, and sets TOOK to the number
+# of arguments used; TOOK=0 when $1 is none of them.
+shared_option() {
+    TOOK=2
+    case $1 in
+    --workdir) WORKDIR=${2:?} ;;
+    --concurrency) CONC=${2:?} ;;
+    --workers) WORKERS=${2:?} ;;
+    --reps) REPS=${2:?} ;;
+    --port) PORT=${2:?} ;;
+    --nginx-workers) NGINX_WORKERS=${2:?} ;;
+    --sieve) SIEVE=${2:?} ;;
+    --sieve-args) SIEVE_ARGS=${2-} ;;
+    --timeout) LIMIT=${2:?} ;;
+    --no-install) INSTALL=0; TOOK=1 ;;
+    -h | --help) usage; exit 0 ;;
+    -*) TOOK=0 ;;
+    *) WORKDIR=$1; TOOK=1 ;;
+    esac
+}
+
 parse_args() {
     while (($#)); do
         case $1 in
-        --workdir) WORKDIR=${2:?}; shift ;;
-        --sizes) SIZES=${2//,/ }; shift ;;
-        --site) SITE=${2:?}; shift ;;
-        --concurrency) CONC=${2:?}; shift ;;
-        --workers) WORKERS=${2:?}; shift ;;
-        --reps) REPS=${2:?}; shift ;;
-        --port) PORT=${2:?}; shift ;;
-        --nginx-workers) NGINX_WORKERS=${2:?}; shift ;;
-        --sieve) SIEVE=${2:?}; shift ;;
-        --sieve-args) SIEVE_ARGS=${2-}; shift ;;
-        --timeout) LIMIT=${2:?}; shift ;;
-        --no-install) INSTALL=0 ;;
-        -h | --help) usage; exit 0 ;;
-        -*) bad "unknown option $1" ;;
-        *) WORKDIR=$1 ;;
+        --sizes) SIZES=${2//,/ }; shift 2; continue ;;
+        --site) SITE=${2:?}; shift 2; continue ;;
         esac
-        shift
+        shared_option "$@"
+        ((TOOK)) || bad "unknown option $1"
+        shift "$TOOK"
     done
     for v in "$CONC" "$WORKERS" "$REPS" "$NGINX_WORKERS" "$LIMIT"; do
         is_uint "$v" || bad "'$v' is not a positive integer"

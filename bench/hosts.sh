@@ -95,26 +95,15 @@ CMDLINE="bench/hosts.sh $*"
 parse_host_args() {
     while (($#)); do
         case $1 in
-        --workdir) WORKDIR=${2:?}; shift ;;
-        --pages) PAGES=${2:?}; shift ;;
-        --hosts) HOST_COUNTS=${2//,/ }; shift ;;
-        --dns-ms) DNS_MS=${2:?}; shift ;;
-        --concurrency) CONC=${2:?}; shift ;;
-        --workers) WORKERS=${2:?}; shift ;;
-        --host-connections) HOST_CONN=${2:?}; shift ;;
-        --reps) REPS=${2:?}; shift ;;
-        --port) PORT=${2:?}; shift ;;
-        --nginx-workers) NGINX_WORKERS=${2:?}; shift ;;
-        --sieve) SIEVE=${2:?}; shift ;;
-        --sieve-args) SIEVE_ARGS=${2-}; shift ;;
-        --timeout) LIMIT=${2:?}; shift ;;
-        --wget2) TOOLS="sieve wget2" ;;
-        --no-install) INSTALL=0 ;;
-        -h | --help) usage; exit 0 ;;
-        -*) bad "unknown option $1" ;;
-        *) WORKDIR=$1 ;;
+        --pages) PAGES=${2:?}; shift 2; continue ;;
+        --hosts) HOST_COUNTS=${2//,/ }; shift 2; continue ;;
+        --dns-ms) DNS_MS=${2:?}; shift 2; continue ;;
+        --host-connections) HOST_CONN=${2:?}; shift 2; continue ;;
+        --wget2) TOOLS="sieve wget2"; shift; continue ;;
         esac
-        shift
+        shared_option "$@"
+        ((TOOK)) || bad "unknown option $1"
+        shift "$TOOK"
     done
     HOST_CONN=${HOST_CONN:-$CONC}
     local v

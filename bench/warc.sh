@@ -64,8 +64,10 @@ memory of each, and the ratio of pages/s with an archive to without.
   --concurrency N     total concurrent transfers (default 16)
   --workers W         sieve worker threads; each gets N/W transfers (default 2)
   --port P            nginx port on 127.0.0.1 (default: first free from 18080)
+  --nginx-workers K   nginx worker_processes (default 2)
   --sieve PATH        the sieve binary (default: build-release/src/cmd/sieve of
                       this checkout, built with meson if missing)
+  --sieve-args ARGS   extra arguments for every sieve crawl
   --timeout S         seconds one crawl may take before it is stopped (default 600)
   --no-install        never run apt-get; fail if something is missing
   -h, --help          this text
@@ -81,25 +83,16 @@ CMDLINE="bench/warc.sh $*"
 parse_warc_args() {
     while (($#)); do
         case $1 in
-        --workdir) WORKDIR=${2:?}; shift ;;
-        --pages) PAGES=${2:?}; shift ;;
-        --reps) REPS=${2:?}; shift ;;
-        --gz) KINDS="none warc gz" ;;
-        --base) BASE=${2:?}; shift ;;
-        --concurrency) CONC=${2:?}; shift ;;
-        --workers) WORKERS=${2:?}; shift ;;
-        --port) PORT=${2:?}; shift ;;
-        --sieve) SIEVE=${2:?}; shift ;;
-        --timeout) LIMIT=${2:?}; shift ;;
-        --no-install) INSTALL=0 ;;
-        -h | --help) usage; exit 0 ;;
-        -*) bad "unknown option $1" ;;
-        *) WORKDIR=$1 ;;
+        --pages) PAGES=${2:?}; shift 2; continue ;;
+        --gz) KINDS="none warc gz"; shift; continue ;;
+        --base) BASE=${2:?}; shift 2; continue ;;
         esac
-        shift
+        shared_option "$@"
+        ((TOOK)) || bad "unknown option $1"
+        shift "$TOOK"
     done
     local v
-    for v in "$PAGES" "$CONC" "$WORKERS" "$REPS" "$LIMIT"; do
+    for v in "$PAGES" "$CONC" "$WORKERS" "$REPS" "$NGINX_WORKERS" "$LIMIT"; do
         is_uint "$v" || bad "'$v' is not a positive integer"
     done
     ((CONC % WORKERS == 0)) || bad "--concurrency $CONC is not a multiple of --workers $WORKERS"
@@ -124,9 +117,10 @@ crawl_kind() {
     esac
     local idle0 idle1
     idle0=$(idle_ticks)
+    # shellcheck disable=SC2086 # SIEVE_ARGS is split into arguments on purpose
     /usr/bin/time -f '%e %U %S %M %w' -o "$tf" timeout --foreground -k 10 "$LIMIT" \
         "$bin" crawl --workers "$WORKERS" --concurrency "$((CONC / WORKERS))" --delay 0 \
-        --host-connections "$CONC" --ignore-robots --quiet -o "$rec" "${archive[@]}" "$URL" \
+        --host-connections "$CONC" --ignore-robots --quiet -o "$rec" $SIEVE_ARGS "${archive[@]}" "$URL" \
         >"$out" 2>&1 || rc=$?
     idle1=$(idle_ticks)
     if ((rc != 0)); then
@@ -230,7 +224,7 @@ warc_main() {
     start_nginx "$SITE_DIR" >/dev/null
     URL="http://127.0.0.1:$PORT/index.html"
     echo "sieve crawl --workers $WORKERS --concurrency $((CONC / WORKERS)) --delay 0" \
-        "--host-connections $CONC --ignore-robots --quiet -o FILE [--warc FILE] $URL"
+        "--host-connections $CONC --ignore-robots --quiet -o FILE ${SIEVE_ARGS:+$SIEVE_ARGS }[--warc FILE] $URL"
     echo
     local rep label kind
     for ((rep = 1; rep <= REPS; rep++)); do
