@@ -644,6 +644,89 @@ START_TEST(payload_digests)
 }
 END_TEST
 
+/* A fetch that ends is kept for the next one with its buffers: nothing
+ * of it may show in the records of the fetch after it - not its address,
+ * truncation or length, not a digest a fetch aborted midway had begun. */
+static void spares(const char *name)
+{
+    make_dir();
+    sieve_warc *w = open_archive(path_in(name), NULL);
+    unsigned char *big = pattern(100000, 3);
+    static const char get[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                      ok[] =
+                          "HTTP/1.1 200 OK\r\nServer: a-long-server-name-for-a-long-head\r\n\r\n",
+                      empty[] = "HTTP/1.1 204 No Content\r\n\r\n";
+    struct {
+        const char *url, *ip, *truncated;
+        size_t body_len; /* of big */
+        bool abort;
+    } runs[] = {
+        {"http://127.0.0.1/big", "10.1.2.3", "length", 100000, false},
+        {"http://127.0.0.1/aborted", "10.1.2.4", NULL, 5000, true},
+        {"http://127.0.0.1/e", NULL, NULL, 0, false},
+        {"http://127.0.0.1/small", "::1", NULL, 10, false},
+        {"http://127.0.0.1/aborted-before-the-response", NULL, NULL, 0, true},
+        {"http://127.0.0.1/after", NULL, NULL, 20, false},
+    };
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+            sieve_warc_fetch_info fi = {.target_uri = runs[i].url, .ip_address = runs[i].ip};
+            sieve_warc_fetch *f;
+            ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+            ck_assert_int_eq(sieve_warc_fetch_request_head(f, get, strlen(get)), SIEVE_OK);
+            if (runs[i].abort && runs[i].body_len == 0) {
+                sieve_warc_fetch_abort(f);
+                continue;
+            }
+            const char *resp = runs[i].body_len ? ok : empty;
+            ck_assert_int_eq(sieve_warc_fetch_response_head(f, resp, strlen(resp)), SIEVE_OK);
+            for (size_t off = 0; off < runs[i].body_len; off += 4096) {
+                size_t n = runs[i].body_len - off < 4096 ? runs[i].body_len - off : 4096;
+                ck_assert_int_eq(sieve_warc_fetch_response_body(f, big + off, n), SIEVE_OK);
+            }
+            if (runs[i].abort) {
+                sieve_warc_fetch_abort(f);
+                continue;
+            }
+            sieve_warc_fetch_result res;
+            ck_assert_int_eq(sieve_warc_fetch_end(f, runs[i].truncated, &res), SIEVE_OK);
+            raw_rec r = read_at(res.response.path, res.response.offset, res.response.length, false);
+            ck_assert_str_eq(field(r.header, "WARC-Target-URI"), runs[i].url);
+            if (runs[i].ip)
+                ck_assert_str_eq(field(r.header, "WARC-IP-Address"), runs[i].ip);
+            else
+                ck_assert_ptr_null(field(r.header, "WARC-IP-Address"));
+            if (runs[i].truncated)
+                ck_assert_str_eq(field(r.header, "WARC-Truncated"), runs[i].truncated);
+            else
+                ck_assert_ptr_null(field(r.header, "WARC-Truncated"));
+            size_t head_len = strlen(resp);
+            ck_assert_uint_eq(r.block_len, head_len + runs[i].body_len);
+            ck_assert(memcmp(r.block, resp, head_len) == 0);
+            ck_assert(memcmp(r.block + head_len, big, runs[i].body_len) == 0);
+            char d[38];
+            sha1_of(big, runs[i].body_len, d);
+            ck_assert_str_eq(field(r.header, "WARC-Payload-Digest"), d);
+            ck_assert_str_eq(res.payload_digest, d);
+            ck_assert_uint_eq(res.body_bytes, runs[i].body_len);
+            raw_free(&r);
+        }
+    }
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    /* every record parses, and its digests match its block */
+    file_summary fs = check_file(path_in(name));
+    ck_assert_uint_eq(fs.responses, 12);
+    ck_assert_uint_eq(fs.orphans, 0);
+    free(big);
+    remove_dir();
+}
+
+START_TEST(spare_fetches_start_clean)
+{
+    spares("spares.warc");
+}
+END_TEST
+
 START_TEST(plain_archive)
 {
     write_variety("crawl.warc", false, false);
@@ -2068,6 +2151,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, payload_digests);
+    tcase_add_test(tc, spare_fetches_start_clean);
     tcase_add_test(tc, plain_archive);
     tcase_add_test(tc, gzip_archive);
     tcase_add_test(tc, gzip_archive_inline);

@@ -45,6 +45,12 @@ struct sieve_warc {
      * frames its headers under the lock. */
     _Atomic(const file_id *) current;
 
+    /* Fetches ended, kept with their buffers for the next ones
+     * (warc-fetch.c), under their own lock. */
+    pthread_mutex_t spare_lock;
+    sieve_warc_fetch *spares;
+    unsigned n_spares;
+
     /* gzip: deflate streams for blocks and for headers, reused. */
     warc_zpool blocks, heads;
     warc_zq *zq; /* gzip: the compression threads; NULL: the feeder compresses */
@@ -73,6 +79,9 @@ struct rec {
 /* ---- warc.c ---- */
 
 void warc_rec_init(sieve_warc *w, struct rec *r);
+/* Empties r for a new record of the same archive, keeping its digest
+ * contexts and its buffers of no more than keep bytes. */
+void warc_rec_reuse(struct rec *r, size_t keep);
 void warc_rec_free(struct rec *r);
 /* Bytes a finished record takes in the file. */
 uint64_t warc_rec_stored(const sieve_warc *w, const struct rec *r);
@@ -92,5 +101,7 @@ int warc_rotate(sieve_warc *w);
 /* The job a .gz archive's compression threads run (warc-zq.c), and what
  * a fetch runs itself without them. */
 int warc_fetch_run_op(void *ctx, warc_zq_stream *s, int op, const void *data, size_t len);
+/* Frees the spare fetches, when the archive goes. */
+void warc_fetch_free_spares(sieve_warc *w);
 
 #endif

@@ -34,9 +34,12 @@
 /* "2026-11-24T10:00:00.123456Z" with the NUL. */
 #define WARC_DATE_SIZE 28
 
-/* A running SHA-1. */
+/* A SHA-1. Its context outlives a digest, so that a record made again
+ * (warc-fetch.c keeps spare fetches) starts its digests without
+ * allocating. */
 typedef struct warc_sha1 {
-    EVP_MD_CTX *ctx;
+    EVP_MD_CTX *ctx; /* NULL until the first init */
+    bool running;    /* between init and final */
 } warc_sha1;
 
 /* The SHA-1 implementation, fetched once per process. NULL when libcrypto
@@ -45,8 +48,9 @@ const EVP_MD *warc_sha1_md(void);
 
 int warc_sha1_init(warc_sha1 *h);
 void warc_sha1_update(warc_sha1 *h, const void *data, size_t len);
-/* Writes "sha1:BASE32" into out and frees the context. */
+/* Writes "sha1:BASE32" into out; the context stays for the next init. */
 void warc_sha1_final(warc_sha1 *h, char out[WARC_DIGEST_SIZE]);
+/* Frees the context; h can be started again. */
 void warc_sha1_free(warc_sha1 *h);
 
 /* RFC 4648 base32 of 20 bytes: 32 characters and a NUL. */
@@ -76,14 +80,15 @@ int warc_buf_addf(warc_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Appends the strings given, up to a NULL, with one reservation: a
- * record's header is made of a dozen of them per record, and formatting
- * them with printf cost more than the rest of making the header.
- * SIEVE_OK or SIEVE_ENOMEM. */
+/* Appends the strings given, up to a NULL: a record's header is made of
+ * a dozen of them per record, and formatting them with printf cost more
+ * than the rest of making the header. SIEVE_OK or SIEVE_ENOMEM. */
 int warc_buf_cat(warc_buf *b, ...);
 /* v in decimal, NUL-terminated, into out (21 bytes hold any); returns out. */
 char *warc_u64_text(uint64_t v, char out[21]);
 void warc_buf_free(warc_buf *b);
+/* Empties b, keeping its memory when it is no more than keep bytes. */
+void warc_buf_reuse(warc_buf *b, size_t keep);
 
 /* Case-insensitive: does the header line at line (of len bytes) have
  * this name? */
@@ -160,6 +165,9 @@ int warc_spool_finish(warc_spool *s);
  * SIEVE_EIO. */
 int warc_spool_copy_to(warc_spool *s, int fd);
 void warc_spool_free(warc_spool *s);
+/* Empties s for a new block with the same settings, keeping its buffer
+ * when it is no more than keep bytes. */
+void warc_spool_reuse(warc_spool *s, size_t keep);
 
 /* The window and memory level of the streams that compress WARC headers:
  * a header is well under a kilobyte, and small tables reset fast. */

@@ -39,14 +39,15 @@ const EVP_MD *warc_sha1_md(void)
 int warc_sha1_init(warc_sha1 *h)
 {
     const EVP_MD *md = warc_sha1_md();
-    h->ctx = md ? EVP_MD_CTX_new() : NULL;
+    if (!h->ctx && md)
+        h->ctx = EVP_MD_CTX_new();
     if (!h->ctx)
         return SIEVE_ENOMEM;
     if (EVP_DigestInit_ex(h->ctx, md, NULL) != 1) {
-        EVP_MD_CTX_free(h->ctx);
-        h->ctx = NULL;
+        warc_sha1_free(h);
         return SIEVE_ENOMEM;
     }
+    h->running = true;
     return SIEVE_OK;
 }
 
@@ -61,25 +62,29 @@ void warc_sha1_final(warc_sha1 *h, char out[WARC_DIGEST_SIZE])
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
     EVP_DigestFinal_ex(h->ctx, md, &n);
+    h->running = false;
     memcpy(out, "sha1:", 5);
     warc_base32_20(md, out + 5);
-    warc_sha1_free(h);
 }
 
 void warc_sha1_free(warc_sha1 *h)
 {
     EVP_MD_CTX_free(h->ctx);
     h->ctx = NULL;
+    h->running = false;
 }
 
 void warc_base32_20(const unsigned char in[20], char out[33])
 {
     static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    /* 20 bytes are 160 bits: 32 groups of five, no padding. */
-    for (int i = 0; i < 32; i++) {
-        int bit = i * 5, byte = bit / 8, shift = bit % 8;
-        unsigned v = (unsigned)in[byte] << 8 | (byte + 1 < 20 ? in[byte + 1] : 0);
-        out[i] = alphabet[(v >> (11 - shift)) & 31];
+    /* 20 bytes are 160 bits: four groups of five bytes, eight characters
+     * each, no padding. */
+    for (int g = 0; g < 4; g++) {
+        const unsigned char *b = in + 5 * g;
+        uint64_t v = (uint64_t)b[0] << 32 | (uint64_t)b[1] << 24 | (uint64_t)b[2] << 16 |
+                     (uint64_t)b[3] << 8 | b[4];
+        for (int i = 7; i >= 0; i--, v >>= 5)
+            out[8 * g + i] = alphabet[v & 31];
     }
     out[32] = '\0';
 }
@@ -259,22 +264,11 @@ int warc_buf_cat(warc_buf *b, ...)
 {
     va_list ap;
     va_start(ap, b);
-    size_t n = 0;
-    for (const char *p; (p = va_arg(ap, const char *));)
-        n += strlen(p);
+    int rc = SIEVE_OK;
+    for (const char *p; !rc && (p = va_arg(ap, const char *));)
+        rc = warc_buf_add(b, p, strlen(p));
     va_end(ap);
-    size_t at = b->len;
-    int rc = warc_buf_add(b, NULL, n);
-    if (rc)
-        return rc;
-    va_start(ap, b);
-    for (const char *p; (p = va_arg(ap, const char *));) {
-        size_t k = strlen(p);
-        memcpy(b->data + at, p, k);
-        at += k;
-    }
-    va_end(ap);
-    return SIEVE_OK;
+    return rc;
 }
 
 char *warc_u64_text(uint64_t v, char out[21])
@@ -296,6 +290,13 @@ void warc_buf_free(warc_buf *b)
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
+}
+
+void warc_buf_reuse(warc_buf *b, size_t keep)
+{
+    if (b->cap > keep)
+        warc_buf_free(b);
+    b->len = 0;
 }
 
 bool warc_line_is(const char *line, size_t len, const char *name)

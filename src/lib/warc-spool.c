@@ -329,6 +329,21 @@ void warc_spool_free(warc_spool *s)
     s->fd = -1;
 }
 
+void warc_spool_reuse(warc_spool *s, size_t keep)
+{
+    const char *dir = s->dir;
+    size_t limit = s->limit;
+    warc_zpool *pool = s->pool;
+    unsigned char *mem = s->mem_cap <= keep ? s->mem : NULL;
+    size_t cap = mem ? s->mem_cap : 0;
+    if (mem)
+        s->mem = NULL;
+    warc_spool_free(s);
+    warc_spool_init(s, dir, limit, pool);
+    s->mem = mem;
+    s->mem_cap = cap;
+}
+
 static void put_le32(unsigned char *p, uint32_t v)
 {
     p[0] = (unsigned char)v;

@@ -4,17 +4,17 @@
  *
  * Locking. The archive's mutex is taken once per fetch, by whoever runs
  * its end job (once per batch for a batch's fetches), to append the
- * finished records with writev() and copy_file_range(). The headers are made before, against the file that
- * was current then (its warcinfo ID goes into them), read without the
- * lock: each file's identity is published once, whole, and never changed
- * (struct file_id). Taking the lock a second time for it made two workers
- * wait on each other's appends twice as often, and a wait on a futex puts
- * the worker to sleep with its transfers. If the file changed in between -
- * another thread rotated - the small headers are remade under the lock,
- * which happens once per file. Hashing, spooling and compressing take no
- * lock.
- * Deflate streams come from a pool and go back to it reset (warc-spool.c
- * says why).
+ * finished records with writev() and copy_file_range(). The headers are
+ * made before, against the file that was current then (its warcinfo ID
+ * goes into them), read without the lock: each file's identity is
+ * published once, whole, and never changed (struct file_id). Taking the
+ * lock a second time for it made two workers wait on each other's
+ * appends twice as often, and a wait on a futex puts the worker to sleep
+ * with its transfers. If the file changed in between - another thread
+ * rotated - the small headers are remade under the lock, which happens
+ * once per file. Hashing, spooling and compressing take no lock. Deflate
+ * streams come from a pool and go back to it reset (warc-spool.c says
+ * why).
  *
  * Durability. Each record is appended with plain write(2)s into the
  * file's descriptor (no stdio buffer), so once fetch_end() returns (or
@@ -166,6 +166,17 @@ void warc_rec_init(sieve_warc *w, struct rec *r)
 {
     memset(r, 0, sizeof *r);
     warc_spool_init(&r->spool, w->tmp_dir, w->o.spool_memory, w->gzip ? &w->blocks : NULL);
+}
+
+void warc_rec_reuse(struct rec *r, size_t keep)
+{
+    struct rec kept = {.head = r->head, .out = r->out, .spool = r->spool};
+    kept.block.ctx = r->block.ctx;
+    kept.payload.ctx = r->payload.ctx;
+    warc_buf_reuse(&kept.head, keep);
+    warc_buf_reuse(&kept.out, keep);
+    warc_spool_reuse(&kept.spool, keep);
+    *r = kept;
 }
 
 void warc_rec_free(struct rec *r)
@@ -425,8 +436,10 @@ static void warc_free(sieve_warc *w)
     free(w->path);
     warc_series_free(&w->names);
     warc_zq_stop(w->zq);
+    warc_fetch_free_spares(w);
     warc_zpool_free(&w->blocks);
     warc_zpool_free(&w->heads);
+    pthread_mutex_destroy(&w->spare_lock);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }
@@ -458,6 +471,7 @@ int sieve_warc_open(sieve_warc **out, const char *path, const sieve_warc_options
     if (!w)
         return SIEVE_ENOMEM;
     pthread_mutex_init(&w->lock, NULL);
+    pthread_mutex_init(&w->spare_lock, NULL);
     warc_zpool_init(&w->blocks, o->gzip_level, 15, 8);
     warc_zpool_init(&w->heads, o->gzip_level, WARC_HEAD_WINDOW_BITS, WARC_HEAD_MEM_LEVEL);
     w->o = *o;
