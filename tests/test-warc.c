@@ -727,6 +727,76 @@ START_TEST(spare_fetches_start_clean)
 }
 END_TEST
 
+/* The write-behind thread follows the appends: of each file (the archive
+ * rotates every half megabyte), every whole step of write_behind bytes is
+ * handed to the disk, and only bytes of the files. With 0 there is no such
+ * thread. */
+static uint64_t files_size(char *const *paths, int n)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += file_size(paths[i]);
+    return sum;
+}
+
+static void write_behind(uint64_t step)
+{
+    make_dir();
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.write_behind = step;
+    o.max_bytes = 512 * 1024;
+    sieve_warc *w = open_archive(path_in("behind.warc"), &o);
+    unsigned char *page = pattern(7000, 4);
+    char *paths[16];
+    int n = 0;
+    sieve_warc_stats st = {0};
+    for (int i = 0; i < 300; i++) {
+        char url[64];
+        snprintf(url, sizeof url, "http://127.0.0.1/b/%d", i);
+        fetch_spec spec = {.url = url, .body = page, .body_len = 7000};
+        sieve_warc_fetch_result res;
+        ck_assert_int_eq(put_fetch(w, &spec, &res), SIEVE_OK);
+        if (n == 0 || strcmp(paths[n - 1], res.response.path) != 0) {
+            ck_assert_int_lt(n, 16);
+            paths[n++] = strdup(res.response.path);
+        }
+        /* The thread runs on its own time: it is given a minute at most
+         * to take each file up to its last whole step, before the next
+         * append (which may rotate). */
+        uint64_t size = files_size(paths, n);
+        sieve_warc_get_stats(w, &st);
+        for (int t = 0; step && t < 60000 && st.written_behind + n * step < size; t++) {
+            usleep(1000);
+            sieve_warc_get_stats(w, &st);
+        }
+        if (step)
+            ck_assert_uint_ge(st.written_behind + n * step, size);
+        ck_assert_uint_le(st.written_behind, size);
+    }
+    ck_assert_int_ge(n, 4);
+    if (step)
+        ck_assert_uint_gt(st.written_behind, 0);
+    else
+        ck_assert_uint_eq(st.written_behind, 0);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    unsigned responses = 0;
+    for (int i = 0; i < n; i++) {
+        responses += check_file(paths[i]).responses;
+        free(paths[i]);
+    }
+    ck_assert_uint_eq(responses, 300);
+    free(page);
+    remove_dir();
+}
+
+START_TEST(write_behind_follows_appends)
+{
+    write_behind(64 * 1024);
+    write_behind(0);
+}
+END_TEST
+
 START_TEST(plain_archive)
 {
     write_variety("crawl.warc", false, false);
@@ -1357,12 +1427,13 @@ static bool body_matches(const char *uri, const unsigned char *block, size_t len
     return same;
 }
 
-static void threads(bool gz, bool batched)
+static void threads(bool gz, bool batched, uint64_t write_behind)
 {
     make_dir();
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.max_bytes = 2u << 20;
+    o.write_behind = write_behind;
     o.gzip_level = 1;
     const char *name = gz ? "mt.warc.gz" : "mt.warc";
     sieve_warc *w = open_archive(path_in(name), &o);
@@ -1381,14 +1452,18 @@ static void threads(bool gz, bool batched)
             ck_assert(pthread_equal(args[t].written.thread, th[t]));
         }
     }
+    sieve_warc_stats st;
+    sieve_warc_get_stats(w, &st);
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
     unsigned responses = 0;
+    uint64_t stored = 0;
     for (unsigned seq = 1;; seq++) {
         char n[64];
         snprintf(n, sizeof n, "mt-%05u%s", seq, gz ? ".warc.gz" : ".warc");
         if (!exists(path_in(n)))
             break;
         char *p = strdup(path_in(n));
+        stored += file_size(p);
         file_summary fs = check_file(p);
         ck_assert_uint_eq(fs.orphans, 0);
         responses += fs.responses;
@@ -1409,18 +1484,31 @@ static void threads(bool gz, bool batched)
         free(p);
     }
     ck_assert_uint_eq(responses, THREADS * PER_THREAD);
+    /* Only bytes that were appended went to the disk behind: a rotation
+     * starts the count of the new file afresh. */
+    ck_assert_uint_le(st.written_behind, stored);
+    if (!write_behind)
+        ck_assert_uint_eq(st.written_behind, 0);
     remove_dir();
 }
 
+/* Small write-behind steps, rotations and six appending threads: the
+ * thread that writes behind works on files that rotate under it. */
+START_TEST(threads_plain_write_behind)
+{
+    threads(false, true, 64 * 1024);
+}
+END_TEST
+
 START_TEST(threads_plain)
 {
-    threads(false, false);
+    threads(false, false, SIEVE_WARC_WRITE_BEHIND);
 }
 END_TEST
 
 START_TEST(threads_gzip)
 {
-    threads(true, false);
+    threads(true, false, SIEVE_WARC_WRITE_BEHIND);
 }
 END_TEST
 
@@ -1428,7 +1516,7 @@ END_TEST
  * one archive that rotates. */
 START_TEST(threads_plain_batched)
 {
-    threads(false, true);
+    threads(false, true, SIEVE_WARC_WRITE_BEHIND);
 }
 END_TEST
 
@@ -2152,6 +2240,7 @@ int main(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, payload_digests);
     tcase_add_test(tc, spare_fetches_start_clean);
+    tcase_add_test(tc, write_behind_follows_appends);
     tcase_add_test(tc, plain_archive);
     tcase_add_test(tc, gzip_archive);
     tcase_add_test(tc, gzip_archive_inline);
@@ -2180,6 +2269,7 @@ int main(void)
     tcase_add_test(th, threads_plain);
     tcase_add_test(th, threads_gzip);
     tcase_add_test(th, threads_plain_batched);
+    tcase_add_test(th, threads_plain_write_behind);
     tcase_add_loop_test(th, threads_gzip_compressors, 0, 2);
     tcase_add_test(th, threads_gzip_backpressure);
     tcase_add_test(th, threads_gzip_rotation);

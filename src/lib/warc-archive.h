@@ -33,6 +33,7 @@ struct sieve_warc {
     /* Under the lock: */
     int fd;
     uint64_t size;       /* of the current file: where the next record goes */
+    uint64_t behind;     /* the write-behind thread took the file up to here */
     unsigned seq;        /* the series number of the current file */
     uint64_t fetches;    /* fetches in the current file */
     uint64_t generation; /* files opened so far */
@@ -50,6 +51,13 @@ struct sieve_warc {
     pthread_mutex_t spare_lock;
     sieve_warc_fetch *spares;
     unsigned n_spares;
+
+    /* The write-behind thread (warc-behind.c); it waits on behind_cond
+     * under the lock. */
+    pthread_t behind_thread;
+    pthread_cond_t behind_cond;
+    bool behind_running, behind_stop;
+    _Atomic uint64_t written_behind;
 
     /* gzip: deflate streams for blocks and for headers, reused. */
     warc_zpool blocks, heads;
@@ -95,6 +103,16 @@ int warc_emit(sieve_warc *w, struct rec *const *recs, int n);
 void warc_cut_back(sieve_warc *w, uint64_t at);
 /* Under the lock: closes the current file and opens the series' next. */
 int warc_rotate(sieve_warc *w);
+
+/* ---- warc-behind.c ---- */
+
+/* Starts the write-behind thread, unless o.write_behind is 0. SIEVE_OK or
+ * SIEVE_ENOMEM. */
+int warc_behind_start(sieve_warc *w);
+/* Under the lock, after an append: wakes the thread when a write is due. */
+void warc_behind_kick(sieve_warc *w);
+/* Not under the lock: ends the thread, if there is one. */
+void warc_behind_stop(sieve_warc *w);
 
 /* ---- warc-fetch.c ---- */
 

@@ -533,6 +533,7 @@ static int append_fetch(sieve_warc_fetch *f, uint64_t generation, const char *tr
     uint64_t req_len = warc_rec_stored(w, &f->req), resp_len = warc_rec_stored(w, &f->resp);
     w->size += req_len + resp_len;
     w->fetches++;
+    warc_behind_kick(w);
     /* Lengths as CDX indexes count them: without a plain record's
      * closing CRLF CRLF. */
     unsigned gap = w->gzip ? 0 : 4;
@@ -739,6 +740,7 @@ static int append_group(sieve_warc *w, sieve_warc_fetch *from, const sieve_warc_
         for (int i = 0; i < n; i++)
             w->size += warc_rec_stored(w, recs[i]);
         w->fetches += (uint64_t)n / 2;
+        warc_behind_kick(w);
     }
     for (sieve_warc_fetch *f = from; f != to; f = f->next)
         if (!f->err)

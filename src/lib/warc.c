@@ -49,6 +49,7 @@ void sieve_warc_options_init(sieve_warc_options *o)
     o->gzip_threads = SIEVE_WARC_GZIP_THREADS;
     o->gzip_queue_bytes = SIEVE_WARC_GZIP_QUEUE;
     o->spool_memory = SIEVE_WARC_SPOOL_MEMORY;
+    o->write_behind = SIEVE_WARC_WRITE_BEHIND;
 }
 
 /* An info field: "name: value", one line. */
@@ -353,6 +354,7 @@ static int open_file(sieve_warc *w, char *path, bool append)
     w->paths[w->n_paths++] = path;
     w->fd = fd;
     w->size = size;
+    w->behind = size;
     w->fetches = 0;
     w->generation++;
     if (size == 0)
@@ -436,6 +438,7 @@ static void warc_free(sieve_warc *w)
     free(w->path);
     warc_series_free(&w->names);
     warc_zq_stop(w->zq);
+    warc_behind_stop(w);
     warc_fetch_free_spares(w);
     warc_zpool_free(&w->blocks);
     warc_zpool_free(&w->heads);
@@ -486,6 +489,8 @@ int sieve_warc_open(sieve_warc **out, const char *path, const sieve_warc_options
         rc = open_first(w);
     if (!rc && w->gzip && !o->gzip_inline)
         rc = warc_zq_start(&w->zq, compress_threads(o), o->gzip_queue_bytes, warc_fetch_run_op, w);
+    if (!rc)
+        rc = warc_behind_start(w);
     if (rc) {
         int e = errno;
         close_file(w);
@@ -510,7 +515,10 @@ int sieve_warc_sync(sieve_warc *w)
 void sieve_warc_get_stats(sieve_warc *w, sieve_warc_stats *out)
 {
     memset(out, 0, sizeof *out);
-    if (!w || !w->zq)
+    if (!w)
+        return;
+    out->written_behind = atomic_load_explicit(&w->written_behind, memory_order_relaxed);
+    if (!w->zq)
         return;
     warc_zq_stats st;
     warc_zq_get_stats(w->zq, &st);
@@ -528,6 +536,7 @@ int sieve_warc_close(sieve_warc *w)
      * file's last fsync. */
     warc_zq_stop(w->zq);
     w->zq = NULL;
+    warc_behind_stop(w);
     int rc = close_file(w);
     if (rc)
         sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: closing %s failed: %s",
