@@ -1427,6 +1427,24 @@ static bool body_matches(const char *uri, const unsigned char *block, size_t len
     return same;
 }
 
+/* Syncs the archive over and over until told to stop: sync runs outside
+ * the archive's lock, beside the appends. */
+typedef struct sync_arg {
+    sieve_warc *w;
+    atomic_bool stop;
+    int syncs, failures;
+} sync_arg;
+
+static void *sync_thread(void *p)
+{
+    sync_arg *a = p;
+    while (!atomic_load(&a->stop)) {
+        a->failures += sieve_warc_sync(a->w) != SIEVE_OK;
+        a->syncs++;
+    }
+    return NULL;
+}
+
 static void threads(bool gz, bool batched, uint64_t write_behind)
 {
     make_dir();
@@ -1437,8 +1455,10 @@ static void threads(bool gz, bool batched, uint64_t write_behind)
     o.gzip_level = 1;
     const char *name = gz ? "mt.warc.gz" : "mt.warc";
     sieve_warc *w = open_archive(path_in(name), &o);
-    pthread_t th[THREADS];
+    pthread_t th[THREADS], syncer;
     worker_arg args[THREADS];
+    sync_arg sa = {.w = w};
+    ck_assert_int_eq(pthread_create(&syncer, NULL, sync_thread, &sa), 0);
     for (int t = 0; t < THREADS; t++) {
         args[t] = (worker_arg){.w = w, .id = t, .batched = batched};
         ck_assert_int_eq(pthread_create(&th[t], NULL, writer_thread, &args[t]), 0);
@@ -1452,6 +1472,10 @@ static void threads(bool gz, bool batched, uint64_t write_behind)
             ck_assert(pthread_equal(args[t].written.thread, th[t]));
         }
     }
+    atomic_store(&sa.stop, true);
+    pthread_join(syncer, NULL);
+    ck_assert_int_gt(sa.syncs, 0);
+    ck_assert_int_eq(sa.failures, 0);
     sieve_warc_stats st;
     sieve_warc_get_stats(w, &st);
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);

@@ -506,10 +506,19 @@ int sieve_warc_sync(sieve_warc *w)
 {
     if (!w)
         return SIEVE_EINVAL;
+    /* The fsync runs on a duplicate of the descriptor, outside the lock:
+     * appends go on meanwhile, instead of waiting for the disk. Every
+     * record appended before the call is in the file it syncs (a rotation
+     * in between synced the file it left). */
     pthread_mutex_lock(&w->lock);
-    int rc = w->fd >= 0 && fsync(w->fd) != 0 ? SIEVE_EIO : SIEVE_OK;
+    int fd = w->fd >= 0 ? fcntl(w->fd, F_DUPFD_CLOEXEC, 0) : -1;
+    bool failed = w->fd >= 0 && fd < 0;
     pthread_mutex_unlock(&w->lock);
-    return rc;
+    if (fd >= 0) {
+        failed = fsync(fd) != 0;
+        close(fd);
+    }
+    return failed ? SIEVE_EIO : SIEVE_OK;
 }
 
 void sieve_warc_get_stats(sieve_warc *w, sieve_warc_stats *out)
