@@ -26,7 +26,10 @@
 #
 # The report: one row per crawl, then per binary the medians of each kind
 # and the median over the rounds of each round's pages/s with an archive
-# against the same round's without.
+# against the same round's without, then those medians again with 95%
+# bootstrap intervals (and with --base, new's pages/s against base's,
+# round by round). Rounds here differ by up to a fifth, so a median of ten
+# moves by some 0.05 between runs: the intervals say what a run can tell.
 #
 # Exit status: 0 when every crawl ran, 1 when setup or a crawl failed, 2
 # for bad arguments.
@@ -195,6 +198,70 @@ ratios() {
             printf "%.3f [%.2f %.2f]\n", m, v[1], v[NR] }'
 }
 
+# paired A B: each round's pages/s of A (LABEL-KIND) over B's, one a line.
+paired() {
+    join <(awk -v t="$2" '$1 == t && $4 > 0 { print $2, $9 / $4 }' "$RESULTS" | sort) \
+        <(awk -v t="$1" '$1 == t && $4 > 0 { print $2, $9 / $4 }' "$RESULTS" | sort) |
+        awk '{ print $3 / $2 }'
+}
+
+# median_ci: of the numbers read, one a line, "median [lo hi]": lo and hi
+# hold 95% of the medians of 2,000 resamples of them (a bootstrap, seeded,
+# so the same numbers give the same interval). On this machine a set's
+# median moves by some 0.05 from one run to the next; the interval says
+# how far it can.
+median_ci() {
+    awk 'function median(a, n,   i, j, x, b) {
+            for (i = 1; i <= n; i++) {
+                x = a[i]
+                for (j = i - 1; j >= 1 && b[j] > x; j--)
+                    b[j + 1] = b[j]
+                b[j + 1] = x
+            }
+            return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
+        }
+        { v[++n] = $1 }
+        END {
+            if (n == 0) { print "-"; exit }
+            srand(1)
+            for (r = 1; r <= 2000; r++) {
+                for (i = 1; i <= n; i++)
+                    s[i] = v[int(rand() * n) + 1]
+                m[r] = median(s, n)
+            }
+            # the 2,000 medians in order (an insertion sort: awk has none)
+            for (r = 1; r <= 2000; r++)
+                sorted[r] = m[r]
+            for (i = 2; i <= 2000; i++) {
+                x = sorted[i]
+                for (j = i - 1; j >= 1 && sorted[j] > x; j--)
+                    sorted[j + 1] = sorted[j]
+                sorted[j + 1] = x
+            }
+            printf "%.3f [%.3f %.3f]\n", median(v, n), sorted[50], sorted[1951]
+        }'
+}
+
+# The intervals of the ratios, and with --base, of new's pages/s against
+# base's, kind by kind, round by round.
+warc_intervals() {
+    echo
+    echo "Medians of the rounds' ratios with 95% bootstrap intervals:"
+    local label kind
+    for label in $LABELS; do
+        for kind in $KINDS; do
+            [[ $kind == none ]] && continue
+            printf '  %-5s %-5s pages/s against none:   %s\n' "$label" "$kind" \
+                "$(paired "$label-$kind" "$label-none" | median_ci)"
+        done
+    done
+    [[ -n $BASE ]] || return 0
+    for kind in $KINDS; do
+        printf '  new   %-5s pages/s against base %-5s %s\n' "$kind" "$kind:" \
+            "$(paired "new-$kind" "base-$kind" | median_ci)"
+    done
+}
+
 warc_main() {
     parse_warc_args "$@"
     SITE=light
@@ -239,6 +306,7 @@ warc_main() {
     stop_nginx
     rm -f "$WORKDIR"/runs/*.warc "$WORKDIR"/runs/*.warc.gz
     warc_report
+    warc_intervals
     echo
     echo "total time $(($(date +%s) - started)) s; load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
     ((FAILED == 0)) || exit 1
