@@ -4,9 +4,9 @@
  * pleases (after half a minute, or when dirty pages pile up), so the fsync
  * that makes them durable - sieve_warc_sync() at a crawl's checkpoint, a
  * rotation, sieve_warc_close() - could find hundreds of megabytes to
- * write, and every fetch waits behind the archive's lock meanwhile. At the
- * end of the crawl benchmark's 20,000 pages that fsync took 0.1 s, 6% of
- * the crawl (bench/results/warc.txt, set 14).
+ * write; a rotation's holds the archive's lock, so every fetch waits for
+ * it. At the end of the crawl benchmark's 20,000 pages that fsync took
+ * 0.1 s, 6% of the crawl (bench/results/warc.txt, set 14).
  *
  * So a thread of the archive's starts the writing early: each time
  * write_behind bytes were appended to the current file, it hands those
@@ -18,7 +18,6 @@
  * at worst the old file gets a write it no longer needed. Where there is
  * no sync_file_range(), fdatasync() does it, waiting for the disk, still
  * off the appending threads. */
-#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
