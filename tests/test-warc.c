@@ -727,10 +727,6 @@ START_TEST(spare_fetches_start_clean)
 }
 END_TEST
 
-/* The write-behind thread follows the appends: of each file (the archive
- * rotates every half megabyte), every whole step of write_behind bytes is
- * handed to the disk, and only bytes of the files. With 0 there is no such
- * thread. */
 static uint64_t files_size(char *const *paths, int n)
 {
     uint64_t sum = 0;
@@ -739,6 +735,10 @@ static uint64_t files_size(char *const *paths, int n)
     return sum;
 }
 
+/* The write-behind thread follows the appends: of each file (the archive
+ * rotates every half megabyte), every whole step of write_behind bytes is
+ * handed to the disk, and only bytes of the files. With 0 there is no such
+ * thread. */
 static void write_behind(uint64_t step)
 {
     make_dir();
