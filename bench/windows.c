@@ -207,8 +207,8 @@ static result run_case(int which)
     sieve_frontier_free(f);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    r.cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-              (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    r.cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+              ru.ru_stime.tv_usec / 1e6;
     r.peak_mib = peak_mib();
     if (popped != pushed) {
         fprintf(stderr, "windows: %llu popped of %llu pushed\n", (unsigned long long)popped,

@@ -31,11 +31,40 @@
 #include <libdeflate.h>
 #endif
 
-static const char *const words[] = {
-    "<div class=\"item\">", "</div>", "<a href=\"/p/", ".html\">", "</a>", "<p>", "</p>",
-    "the", "crawler", "archive", "record", "page", "link", "frontier", "bloom", "filter",
-    "<span>", "</span>", "web", "host", "robots", "sitemap", "and", "of", "to", "in", "<li>",
-    "</li>", "data", "2026", "news", "story", "<img src=\"/img/", ".png\" alt=\"\">"};
+static const char *const words[] = {"<div class=\"item\">",
+                                    "</div>",
+                                    "<a href=\"/p/",
+                                    ".html\">",
+                                    "</a>",
+                                    "<p>",
+                                    "</p>",
+                                    "the",
+                                    "crawler",
+                                    "archive",
+                                    "record",
+                                    "page",
+                                    "link",
+                                    "frontier",
+                                    "bloom",
+                                    "filter",
+                                    "<span>",
+                                    "</span>",
+                                    "web",
+                                    "host",
+                                    "robots",
+                                    "sitemap",
+                                    "and",
+                                    "of",
+                                    "to",
+                                    "in",
+                                    "<li>",
+                                    "</li>",
+                                    "data",
+                                    "2026",
+                                    "news",
+                                    "story",
+                                    "<img src=\"/img/",
+                                    ".png\" alt=\"\">"};
 
 static unsigned char *html_body(size_t len, unsigned seed)
 {
@@ -83,8 +112,8 @@ static void *run(void *p)
         if (!rc)
             rc = sieve_warc_fetch_response_head(f, head, strlen(head));
         for (size_t off = 0; !rc && off < j->bytes; off += 16384)
-            rc = sieve_warc_fetch_response_body(
-                f, body + off, j->bytes - off < 16384 ? j->bytes - off : 16384);
+            rc = sieve_warc_fetch_response_body(f, body + off,
+                                                j->bytes - off < 16384 ? j->bytes - off : 16384);
         rc = rc ? (sieve_warc_fetch_abort(f), rc) : sieve_warc_fetch_end(f, NULL, NULL);
         j->failures += rc != SIEVE_OK;
     }
@@ -191,8 +220,12 @@ int main(int argc, char **argv)
     job jobs[64];
     double t0 = now(), c0 = cpu();
     for (int t = 0; t < threads && t < 64; t++) {
-        jobs[t] = (job){.w = w, .first = pages / threads * t, .count = pages / threads,
-                        .bytes = bytes, .bodies = bodies, .n_bodies = N_BODIES};
+        jobs[t] = (job){.w = w,
+                        .first = pages / threads * t,
+                        .count = pages / threads,
+                        .bytes = bytes,
+                        .bodies = bodies,
+                        .n_bodies = N_BODIES};
         pthread_create(&th[t], NULL, run, &jobs[t]);
     }
     int failures = 0;
@@ -210,8 +243,7 @@ int main(int argc, char **argv)
            "%.0f fetches/s (%.1f MB/s with the final fsync; %.1f MB per CPU second), "
            "archive %.1f MB (%.2f of the bodies)%s\n",
            argv[6], pages, bytes, threads, argc == 8 ? argv[7] : "default", level, mb / dt,
-           pages / dt, mb / dsync, mb / dc,
-           (double)st.st_size / 1e6, (double)st.st_size / 1e6 / mb,
+           pages / dt, mb / dsync, mb / dc, (double)st.st_size / 1e6, (double)st.st_size / 1e6 / mb,
            failures || rc ? ", FAILURES" : "");
     for (int i = 0; i < N_BODIES; i++)
         free(bodies[i]);

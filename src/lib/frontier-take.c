@@ -117,8 +117,7 @@ static flight *flight_of_locked(sieve_frontier *f, const sieve_url *u, uint64_t 
     if (i >= f->nflights)
         return NULL;
     flight *x = &f->flights[i];
-    if (!x->busy || x->gen != (uint32_t)(u->ticket >> 32) || x->host != u->host ||
-        x->url_hash != h)
+    if (!x->busy || x->gen != (uint32_t)(u->ticket >> 32) || x->host != u->host || x->url_hash != h)
         return NULL;
     return x;
 }
