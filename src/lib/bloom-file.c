@@ -36,6 +36,7 @@
 #include <xxhash.h>
 
 #include "bloom-internal.h"
+#include "bytes.h"
 #include "sieve/status.h"
 
 #define FILE_VERSION 1u
@@ -60,74 +61,35 @@ typedef struct header {
     double fp_rate;
 } header;
 
-static void put16(unsigned char *p, uint16_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint16_t get16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | (unsigned)p[1] << 8);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 static void encode_header(const sieve_bloom *b, uint64_t checksum, unsigned char *p)
 {
     uint64_t rate;
     memset(p, 0, HEADER_SIZE);
     memcpy(p, MAGIC, sizeof(MAGIC));
-    put32(p + OFF_VERSION, FILE_VERSION);
-    put16(p + OFF_LAYOUT, (uint16_t)b->layout);
-    put16(p + OFF_K, (uint16_t)b->k);
-    put64(p + OFF_M, b->m);
-    put64(p + OFF_SEED, b->seed);
-    put64(p + OFF_CAPACITY, b->capacity);
+    le_put32(p + OFF_VERSION, FILE_VERSION);
+    le_put16(p + OFF_LAYOUT, (uint16_t)b->layout);
+    le_put16(p + OFF_K, (uint16_t)b->k);
+    le_put64(p + OFF_M, b->m);
+    le_put64(p + OFF_SEED, b->seed);
+    le_put64(p + OFF_CAPACITY, b->capacity);
     memcpy(&rate, &b->fp_rate, sizeof(rate));
-    put64(p + OFF_FP_RATE, rate);
-    put64(p + OFF_BITS_SET, b->bits_set);
-    put64(p + OFF_CHECKSUM, checksum);
+    le_put64(p + OFF_FP_RATE, rate);
+    le_put64(p + OFF_BITS_SET, b->bits_set);
+    le_put64(p + OFF_CHECKSUM, checksum);
 }
 
 static void decode_header(const unsigned char *p, header *h)
 {
-    uint64_t rate = get64(p + OFF_FP_RATE);
-    h->version = get32(p + OFF_VERSION);
-    h->layout = get16(p + OFF_LAYOUT);
-    h->k = get16(p + OFF_K);
-    h->m = get64(p + OFF_M);
-    h->seed = get64(p + OFF_SEED);
-    h->capacity = get64(p + OFF_CAPACITY);
+    uint64_t rate = le_get64(p + OFF_FP_RATE);
+    h->version = le_get32(p + OFF_VERSION);
+    h->layout = le_get16(p + OFF_LAYOUT);
+    h->k = le_get16(p + OFF_K);
+    h->m = le_get64(p + OFF_M);
+    h->seed = le_get64(p + OFF_SEED);
+    h->capacity = le_get64(p + OFF_CAPACITY);
     memcpy(&h->fp_rate, &rate, sizeof(rate));
-    h->bits_set = get64(p + OFF_BITS_SET);
-    h->checksum = get64(p + OFF_CHECKSUM);
+    h->bits_set = le_get64(p + OFF_BITS_SET);
+    h->checksum = le_get64(p + OFF_CHECKSUM);
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -172,7 +134,7 @@ static int write_bits(int fd, const sieve_bloom *b, XXH3_state_t *st, unsigned c
     for (size_t i = 0; i < words; i += per) {
         size_t n = words - i < per ? words - i : per;
         for (size_t j = 0; j < n; j++)
-            put64(buf + 8 * j, b->words[i + j]);
+            le_put64(buf + 8 * j, b->words[i + j]);
         XXH3_64bits_update(st, buf, 8 * n);
         if (write_all(fd, buf, 8 * n) != 0)
             return -1;
@@ -314,7 +276,7 @@ static int verify_bits(sieve_bloom *b, unsigned char *raw, const header *h)
         return SIEVE_ECHECKSUM;
     size_t words = b->bytes / 8;
     for (size_t i = 0; i < words; i++)
-        b->words[i] = get64((const unsigned char *)&b->words[i]);
+        b->words[i] = le_get64((const unsigned char *)&b->words[i]);
     /* Bits past m in the last word must be clear: probes never set them. */
     if (b->m % 64 != 0 && (b->words[words - 1] >> (b->m % 64)) != 0)
         return SIEVE_EFORMAT;

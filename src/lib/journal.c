@@ -63,6 +63,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bytes.h"
 #include "journal.h"
 
 #define MAGIC          "SIEVEJL" /* with its NUL: 8 bytes */
@@ -137,45 +138,19 @@ struct journal_reader {
 
 /* ---- encoding ---- */
 
-/* Spelled out byte by byte: GCC at -O2 merges these into one store,
- * where it leaves the loop a byte at a time. Records are encoded per push. */
-static void put32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16);
-    p[3] = (unsigned char)(v >> 24);
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 static void encode_header(unsigned char *p, uint32_t segment)
 {
     memcpy(p, MAGIC, sizeof(MAGIC));
-    put32(p + OFF_VERSION, FORMAT_VERSION);
-    put32(p + OFF_SEGMENT, segment);
-    put64(p + OFF_CHECKSUM, XXH3_64bits(p, OFF_CHECKSUM));
+    le_put32(p + OFF_VERSION, FORMAT_VERSION);
+    le_put32(p + OFF_SEGMENT, segment);
+    le_put64(p + OFF_CHECKSUM, XXH3_64bits(p, OFF_CHECKSUM));
 }
 
 size_t journal_encode_unsealed(unsigned char *p, uint8_t type, const void *head, size_t n,
                                const void *body, size_t m)
 {
     size_t len = n + m;
-    put32(p, (uint32_t)len);
+    le_put32(p, (uint32_t)len);
     p[4] = type;
     if (n > 0)
         memcpy(p + REC_HEAD, head, n);
@@ -186,8 +161,8 @@ size_t journal_encode_unsealed(unsigned char *p, uint8_t type, const void *head,
 
 size_t journal_seal(unsigned char *p)
 {
-    uint32_t len = get32(p);
-    put32(p + REC_HEAD + len, (uint32_t)XXH3_64bits(p, REC_HEAD + len));
+    uint32_t len = le_get32(p);
+    le_put32(p + REC_HEAD + len, (uint32_t)XXH3_64bits(p, REC_HEAD + len));
     return REC_OVERHEAD + len;
 }
 
@@ -203,12 +178,12 @@ size_t journal_decode(const unsigned char *p, size_t avail, uint8_t *type,
 {
     if (avail < REC_OVERHEAD)
         return 0;
-    uint32_t n = get32(p);
+    uint32_t n = le_get32(p);
     if (n > JOURNAL_PAYLOAD_MAX)
         return SIZE_MAX;
     if (avail - REC_OVERHEAD < n)
         return 0;
-    if (get32(p + REC_HEAD + n) != (uint32_t)XXH3_64bits(p, REC_HEAD + n))
+    if (le_get32(p + REC_HEAD + n) != (uint32_t)XXH3_64bits(p, REC_HEAD + n))
         return SIZE_MAX;
     *type = p[4];
     *payload = p + REC_HEAD;
@@ -225,7 +200,7 @@ static size_t encode_record(unsigned char *p, uint8_t type, const void *payload,
 /* The size of the encoded record at p. */
 static size_t record_size(const unsigned char *p)
 {
-    return REC_OVERHEAD + get32(p);
+    return REC_OVERHEAD + le_get32(p);
 }
 
 int journal_pos_cmp(journal_pos a, journal_pos b)
@@ -358,7 +333,7 @@ static int parse_record(cursor *c, uint64_t off, rec_kind *kind, rec_view *v)
     }
     if (rc != SIEVE_OK)
         return rc;
-    uint32_t len = get32(p);
+    uint32_t len = le_get32(p);
     if (len > JOURNAL_PAYLOAD_MAX) {
         *kind = REC_LENGTH;
         return SIEVE_OK;
@@ -374,12 +349,12 @@ static int parse_record(cursor *c, uint64_t off, rec_kind *kind, rec_view *v)
     v->len = len;
     v->payload = p + REC_HEAD;
     v->size = REC_OVERHEAD + len;
-    if (get32(p + REC_HEAD + len) != (uint32_t)XXH3_64bits(p, REC_HEAD + len))
+    if (le_get32(p + REC_HEAD + len) != (uint32_t)XXH3_64bits(p, REC_HEAD + len))
         *kind = REC_CHECKSUM;
     else if (v->type != TYPE_END)
         *kind = REC_OK;
     else
-        *kind = len == 8 && get64(v->payload) == off ? REC_END : REC_TYPE;
+        *kind = len == 8 && le_get64(v->payload) == off ? REC_END : REC_TYPE;
     return SIEVE_OK;
 }
 
@@ -458,19 +433,19 @@ static int check_header(int fd, const char *path, uint32_t seg, uint64_t size, b
         say(msg, "%s: offset 0: not a sieve journal segment (bad magic)", path);
         return SIEVE_EFORMAT;
     }
-    uint32_t version = get32(raw + OFF_VERSION);
+    uint32_t version = le_get32(raw + OFF_VERSION);
     if (version != FORMAT_VERSION) {
         say(msg, "%s: offset %u: journal format version %" PRIu32 ", this build reads %u", path,
             OFF_VERSION, version, FORMAT_VERSION);
         return SIEVE_EVERSION;
     }
-    if (get64(raw + OFF_CHECKSUM) != XXH3_64bits(raw, OFF_CHECKSUM)) {
+    if (le_get64(raw + OFF_CHECKSUM) != XXH3_64bits(raw, OFF_CHECKSUM)) {
         say(msg, "%s: offset %u: header checksum mismatch", path, OFF_CHECKSUM);
         return SIEVE_ECHECKSUM;
     }
-    if (get32(raw + OFF_SEGMENT) != seg) {
+    if (le_get32(raw + OFF_SEGMENT) != seg) {
         say(msg, "%s: offset %u: header says segment %" PRIu32, path, OFF_SEGMENT,
-            get32(raw + OFF_SEGMENT));
+            le_get32(raw + OFF_SEGMENT));
         return SIEVE_EFORMAT;
     }
     return SIEVE_OK;
@@ -546,7 +521,7 @@ static int create_segment(journal *j, uint32_t seg)
 static int seal(journal *j)
 {
     unsigned char rec[END_SIZE], off[8];
-    put64(off, j->size);
+    le_put64(off, j->size);
     encode_record(rec, TYPE_END, off, 8);
     size_t w = pwrite_all(j->fd, rec, END_SIZE, j->size);
     if (w != END_SIZE) {
@@ -680,8 +655,8 @@ static int check_full_segment(journal *j, uint32_t seg)
         rc = SIEVE_EIO;
     } else if (rc == SIEVE_OK) {
         uint64_t at = size - END_SIZE;
-        bool shaped = get32(end) == 8 && end[4] == TYPE_END && get64(end + REC_HEAD) == at;
-        bool sums = get32(end + REC_HEAD + 8) == (uint32_t)XXH3_64bits(end, REC_HEAD + 8);
+        bool shaped = le_get32(end) == 8 && end[4] == TYPE_END && le_get64(end + REC_HEAD) == at;
+        bool sums = le_get32(end + REC_HEAD + 8) == (uint32_t)XXH3_64bits(end, REC_HEAD + 8);
         if (!shaped || !sums) {
             say(j->msg,
                 "%s: offset %" PRIu64 ": no valid end record at the end of this full "

@@ -41,6 +41,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "bytes.h"
 #include "statedir.h"
 
 #define HEADER_SIZE    32u
@@ -60,28 +61,6 @@ struct statedir {
     int lockfd;
     char msg[MSG_SIZE];
 };
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static void say(char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -271,10 +250,10 @@ static void encode_header(unsigned char *p, const char *kind, uint32_t version, 
 {
     memset(p, 0, HEADER_SIZE);
     memcpy(p, kind, KIND_LEN);
-    put32(p + OFF_HVERSION, HEADER_VERSION);
-    put32(p + OFF_VERSION, version);
-    put64(p + OFF_LENGTH, len);
-    put64(p + OFF_CHECKSUM, file_checksum(p, data, len));
+    le_put32(p + OFF_HVERSION, HEADER_VERSION);
+    le_put32(p + OFF_VERSION, version);
+    le_put64(p + OFF_LENGTH, len);
+    le_put64(p + OFF_CHECKSUM, file_checksum(p, data, len));
 }
 
 /* Writes, syncs and closes tmp in the directory. */
@@ -349,13 +328,13 @@ static int check_header(statedir *sd, const char *name, const unsigned char *hdr
         snprintf(what, sizeof what, "not a %s file (it starts with \"%s\")", kind, found);
         return refuse(sd, name, SIEVE_EFORMAT, what);
     }
-    uint32_t hv = get32(hdr + OFF_HVERSION);
+    uint32_t hv = le_get32(hdr + OFF_HVERSION);
     if (hv != HEADER_VERSION) {
         snprintf(what, sizeof what, "header format version %" PRIu32 ", this build reads %u", hv,
                  HEADER_VERSION);
         return refuse(sd, name, SIEVE_EVERSION, what);
     }
-    *len = get64(hdr + OFF_LENGTH);
+    *len = le_get64(hdr + OFF_LENGTH);
     uint64_t held = size - HEADER_SIZE;
     if (*len != held) {
         snprintf(what, sizeof what,
@@ -396,11 +375,11 @@ static int read_checked(statedir *sd, const char *name, int fd, uint64_t size, c
     rc = read_all(fd, buf, (size_t)n);
     if (rc == SIEVE_ETRUNCATED) /* it shrank as we read */
         rc = refuse(sd, name, rc, "cut short while being read");
-    else if (rc == SIEVE_OK && get64(hdr + OFF_CHECKSUM) != file_checksum(hdr, buf, (size_t)n))
+    else if (rc == SIEVE_OK && le_get64(hdr + OFF_CHECKSUM) != file_checksum(hdr, buf, (size_t)n))
         rc = refuse(sd, name, SIEVE_ECHECKSUM, "checksum mismatch: the file is damaged");
-    else if (rc == SIEVE_OK && get32(hdr + OFF_VERSION) != version) {
+    else if (rc == SIEVE_OK && le_get32(hdr + OFF_VERSION) != version) {
         snprintf(what, sizeof what, "format version %" PRIu32 ", this build reads %" PRIu32,
-                 get32(hdr + OFF_VERSION), version);
+                 le_get32(hdr + OFF_VERSION), version);
         rc = refuse(sd, name, SIEVE_EVERSION, what);
     }
     if (rc != SIEVE_OK) {

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "warc-internal.h"
 
 /* Output staged from deflate before it is stored. */
@@ -344,14 +345,6 @@ void warc_spool_reuse(warc_spool *s, size_t keep)
     s->mem_cap = cap;
 }
 
-static void put_le32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16);
-    p[3] = (unsigned char)(v >> 24);
-}
-
 int warc_gzip_head(const char *text, size_t len, warc_zpool *heads, const warc_spool *body,
                    warc_buf *out, unsigned char trailer[8])
 {
@@ -382,7 +375,7 @@ int warc_gzip_head(const char *text, size_t len, warc_zpool *heads, const warc_s
         return rc;
     uLong crc = crc32(0L, (const unsigned char *)text, (unsigned)len);
     crc = crc32_combine(crc, body->crc, (z_off_t)body->fed);
-    put_le32(trailer, (uint32_t)crc);
-    put_le32(trailer + 4, (uint32_t)(len + body->fed));
+    le_put32(trailer, (uint32_t)crc);
+    le_put32(trailer + 4, (uint32_t)(len + body->fed));
     return SIEVE_OK;
 }
