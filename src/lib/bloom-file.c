@@ -37,6 +37,7 @@
 
 #include "bloom-internal.h"
 #include "bytes.h"
+#include "io.h"
 #include "sieve/status.h"
 
 #define FILE_VERSION 1u
@@ -52,7 +53,6 @@
 #define OFF_CHECKSUM 56u
 #define MAGIC        "SIEVEBF"  /* with its NUL: 8 bytes */
 #define IO_CHUNK     (1u << 20) /* staging buffer for the bit array */
-#define IO_MAX       (1u << 30) /* largest single read() we issue */
 
 typedef struct header {
     uint32_t version;
@@ -92,40 +92,6 @@ static void decode_header(const unsigned char *p, header *h)
     h->checksum = le_get64(p + OFF_CHECKSUM);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Reads len bytes. Returns SIEVE_OK, SIEVE_ETRUNCATED at an early end of
- * file, SIEVE_EIO on error. */
-static int read_all(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-    while (len > 0) {
-        ssize_t r = read(fd, p, len < IO_MAX ? len : IO_MAX);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return SIEVE_EIO;
-        if (r == 0)
-            return SIEVE_ETRUNCATED;
-        p += r;
-        len -= (size_t)r;
-    }
-    return SIEVE_OK;
-}
-
 /* Streams the bit array to fd as little-endian words through a staging
  * buffer, hashing exactly the bytes written. */
 static int write_bits(int fd, const sieve_bloom *b, XXH3_state_t *st, unsigned char *buf)
@@ -136,7 +102,7 @@ static int write_bits(int fd, const sieve_bloom *b, XXH3_state_t *st, unsigned c
         for (size_t j = 0; j < n; j++)
             le_put64(buf + 8 * j, b->words[i + j]);
         XXH3_64bits_update(st, buf, 8 * n);
-        if (write_all(fd, buf, 8 * n) != 0)
+        if (io_write_all(fd, buf, 8 * n) != 0)
             return -1;
     }
     return 0;
@@ -181,7 +147,7 @@ static int write_file(int fd, const sieve_bloom *b)
     XXH3_64bits_update(&st, hdr, HEADER_SIZE);
     /* The header goes first as a placeholder; its checksum is known only
      * once the bits have streamed past. */
-    if (write_all(fd, hdr, HEADER_SIZE) == 0 && write_bits(fd, b, &st, buf) == 0) {
+    if (io_write_all(fd, hdr, HEADER_SIZE) == 0 && write_bits(fd, b, &st, buf) == 0) {
         encode_header(b, XXH3_64bits_digest(&st), hdr);
         if (pwrite(fd, hdr, HEADER_SIZE, 0) == (ssize_t)HEADER_SIZE)
             rc = fsync(fd);
@@ -251,7 +217,7 @@ static int check_header(const unsigned char *raw, const header *h)
 static int read_header(int fd, uint64_t size, unsigned char *raw, header *h)
 {
     size_t have = size < HEADER_SIZE ? (size_t)size : HEADER_SIZE;
-    int rc = read_all(fd, raw, have);
+    int rc = io_read_all(fd, raw, have);
     if (rc != SIEVE_OK)
         return rc;
     if (have < HEADER_SIZE) {
@@ -312,7 +278,7 @@ static int load_fd(sieve_bloom **out, int fd)
                             h.fp_rate);
     if (rc != SIEVE_OK)
         return rc;
-    rc = read_all(fd, b->words, b->bytes);
+    rc = io_read_all(fd, b->words, b->bytes);
     if (rc == SIEVE_OK)
         rc = verify_bits(b, raw, &h);
     if (rc != SIEVE_OK) {

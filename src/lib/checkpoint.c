@@ -55,6 +55,7 @@
 
 #include "bytes.h"
 #include "checkpoint.h"
+#include "io.h"
 #include "sieve/status.h"
 
 #define MAGIC         "SIEVECP" /* with its NUL: 8 bytes */
@@ -109,40 +110,6 @@ static int say_errno(char *msg, size_t cap, const char *what, const char *path)
     return SIEVE_EIO;
 }
 
-/* Writes all n bytes at off, retrying short writes. */
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
-{
-    const unsigned char *b = p;
-    while (n > 0) {
-        ssize_t k = pwrite(fd, b, n, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        b += k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-    }
-    return 0;
-}
-
-/* Reads n bytes at off; short only at the end of the file. */
-static ssize_t pread_full(int fd, void *p, size_t n, uint64_t off)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = pread(fd, (unsigned char *)p + got, n - got, (off_t)(off + got));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -1;
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    return (ssize_t)got;
-}
-
 /* ---- writing ---- */
 
 int ckpt_writer_open(ckpt_writer **out, const char *dir, uint64_t layer_bytes, char *msg,
@@ -181,7 +148,7 @@ static int flush_list(ckpt_writer *w)
     if (w->used == 0)
         return SIEVE_OK;
     XXH3_64bits_update(w->list_sum, w->buf, w->used);
-    if (pwrite_all(w->fd, w->buf, w->used, w->list_off + w->list_bytes) != 0)
+    if (io_pwrite_all(w->fd, w->buf, w->used, w->list_off + w->list_bytes) != 0)
         return SIEVE_EIO;
     w->list_bytes += w->used;
     w->used = 0;
@@ -202,8 +169,8 @@ int ckpt_put_url(ckpt_writer *w, const char *url, size_t len, uint32_t tag)
         XXH3_64bits_update(w->list_sum, head, sizeof head);
         XXH3_64bits_update(w->list_sum, url, len);
         uint64_t at = w->list_off + w->list_bytes;
-        if (pwrite_all(w->fd, head, sizeof head, at) != 0 ||
-            pwrite_all(w->fd, url, len, at + sizeof head) != 0)
+        if (io_pwrite_all(w->fd, head, sizeof head, at) != 0 ||
+            io_pwrite_all(w->fd, url, len, at + sizeof head) != 0)
             return SIEVE_EIO;
         w->list_bytes += need;
     } else {
@@ -221,7 +188,7 @@ int ckpt_put_layers(ckpt_writer *w, const void *words, size_t n)
     if (n > w->layer_bytes - w->layers_put)
         return SIEVE_EINVAL;
     XXH3_64bits_update(w->layers_sum, words, n);
-    if (pwrite_all(w->fd, words, n, HEADER + w->layers_put) != 0)
+    if (io_pwrite_all(w->fd, words, n, HEADER + w->layers_put) != 0)
         return SIEVE_EIO;
     w->layers_put += n;
     return SIEVE_OK;
@@ -275,7 +242,7 @@ int ckpt_commit(ckpt_writer *w, const ckpt_info *info, char *msg, size_t cap)
     in.list_bytes = w->list_bytes;
     unsigned char h[HEADER];
     put_header(h, &in, XXH3_64bits_digest(w->layers_sum), XXH3_64bits_digest(w->list_sum));
-    if (rc == SIEVE_OK && (pwrite_all(w->fd, h, HEADER, 0) != 0 || fsync(w->fd) != 0))
+    if (rc == SIEVE_OK && (io_pwrite_all(w->fd, h, HEADER, 0) != 0 || fsync(w->fd) != 0))
         rc = SIEVE_EIO;
     if (rc != SIEVE_OK) {
         rc = say_errno(msg, cap, "cannot write", w->tmp);
@@ -320,7 +287,7 @@ static int refuse(ckpt_reader *r, char *msg, size_t cap, int rc, const char *wha
 static int read_header(ckpt_reader *r, char *msg, size_t cap)
 {
     unsigned char h[HEADER];
-    ssize_t got = pread_full(r->fd, h, HEADER, 0);
+    ssize_t got = io_pread(r->fd, h, HEADER, 0);
     if (got < 0)
         return say_errno(msg, cap, "cannot read", r->path);
     if (got < 8 || memcmp(h, MAGIC, 8) != 0)
@@ -390,7 +357,7 @@ int ckpt_read_layers(ckpt_reader *r, void *dst, size_t n, char *msg, size_t cap)
 {
     if (n > r->info.layer_bytes - r->layers_read)
         return refuse(r, msg, cap, SIEVE_EFORMAT, "its layers are not the seen-set's size");
-    ssize_t got = pread_full(r->fd, dst, n, HEADER + r->layers_read);
+    ssize_t got = io_pread(r->fd, dst, n, HEADER + r->layers_read);
     if (got < 0)
         return say_errno(msg, cap, "cannot read", r->path);
     if ((size_t)got < n)
@@ -430,7 +397,7 @@ static int list_need(ckpt_reader *r, size_t n)
     if (want > r->list_left)
         want = (size_t)r->list_left;
     uint64_t off = HEADER + r->info.layer_bytes + (r->info.list_bytes - r->list_left);
-    ssize_t got = want > 0 ? pread_full(r->fd, r->buf + r->end, want, off) : 0;
+    ssize_t got = want > 0 ? io_pread(r->fd, r->buf + r->end, want, off) : 0;
     if (got < 0)
         return SIEVE_EIO;
     r->end += (size_t)got;

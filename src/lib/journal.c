@@ -64,6 +64,7 @@
 #include <xxhash.h>
 
 #include "bytes.h"
+#include "io.h"
 #include "journal.h"
 
 #define MAGIC          "SIEVEJL" /* with its NUL: 8 bytes */
@@ -242,44 +243,6 @@ static void tell(journal_recovery *rec, const char *fmt, ...)
     va_end(ap);
 }
 
-static int pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-    unsigned char *p = buf;
-    while (len > 0) {
-        ssize_t r = pread(fd, p, len, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return SIEVE_EIO;
-        if (r == 0)
-            return SIEVE_ETRUNCATED;
-        p += r;
-        len -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return SIEVE_OK;
-}
-
-/* Writes len bytes at off; returns how many were written before an error
- * (errno set), len when all were. */
-static size_t pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-    const unsigned char *p = buf;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t w = pwrite(fd, p + done, len - done, (off_t)(off + done));
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            break;
-        }
-        done += (size_t)w;
-    }
-    return done;
-}
-
 static int sync_dirfd(int dirfd)
 {
     return fsync(dirfd) == 0 || errno == EINVAL ? 0 : -1; /* EINVAL: not supported there */
@@ -312,7 +275,7 @@ static int cursor_get(cursor *c, uint64_t off, size_t n, const unsigned char **p
     uint64_t avail = c->limit - off;
     size_t want = avail < c->cap ? (size_t)avail : c->cap;
     c->len = 0;
-    int rc = pread_all(c->fd, c->buf, want, off);
+    int rc = io_pread_all(c->fd, c->buf, want, off);
     if (rc != SIEVE_OK)
         return rc;
     c->buf_off = off;
@@ -417,7 +380,7 @@ static int check_header(int fd, const char *path, uint32_t seg, uint64_t size, b
     unsigned char raw[HEADER_SIZE], want[HEADER_SIZE];
     encode_header(want, seg);
     size_t have = size < HEADER_SIZE ? (size_t)size : HEADER_SIZE;
-    if (pread_all(fd, raw, have, 0) != SIEVE_OK) {
+    if (io_pread_all(fd, raw, have, 0) != SIEVE_OK) {
         say(msg, "%s: reading the header: %s", path, strerror(errno));
         return SIEVE_EIO;
     }
@@ -497,7 +460,7 @@ static int create_segment(journal *j, uint32_t seg)
     if (fd < 0)
         return fail_errno(j, seg, "creating the segment");
     encode_header(hdr, seg);
-    if (pwrite_all(fd, hdr, HEADER_SIZE, 0) != HEADER_SIZE) {
+    if (io_pwrite(fd, hdr, HEADER_SIZE, 0) != HEADER_SIZE) {
         int rc = fail_errno(j, seg, "writing the header");
         int e = errno;
         close(fd);
@@ -523,7 +486,7 @@ static int seal(journal *j)
     unsigned char rec[END_SIZE], off[8];
     le_put64(off, j->size);
     encode_record(rec, TYPE_END, off, 8);
-    size_t w = pwrite_all(j->fd, rec, END_SIZE, j->size);
+    size_t w = io_pwrite(j->fd, rec, END_SIZE, j->size);
     if (w != END_SIZE) {
         int rc = fail_errno(j, j->cur, "writing the end record");
         int e = errno;
@@ -650,7 +613,7 @@ static int check_full_segment(journal *j, uint32_t seg)
     if (rc == SIEVE_OK && size < HEADER_SIZE + END_SIZE) {
         say(j->msg, "%s: offset %" PRIu64 ": ends before its end record; cut short", path, size);
         rc = SIEVE_ETRUNCATED;
-    } else if (rc == SIEVE_OK && pread_all(fd, end, END_SIZE, size - END_SIZE) != SIEVE_OK) {
+    } else if (rc == SIEVE_OK && io_pread_all(fd, end, END_SIZE, size - END_SIZE) != SIEVE_OK) {
         say(j->msg, "%s: reading: %s", path, strerror(errno));
         rc = SIEVE_EIO;
     } else if (rc == SIEVE_OK) {
@@ -674,7 +637,7 @@ static int repair_header(journal *j, const char *path, uint64_t size, journal_re
 {
     unsigned char hdr[HEADER_SIZE];
     encode_header(hdr, j->cur);
-    if (ftruncate(j->fd, 0) != 0 || pwrite_all(j->fd, hdr, HEADER_SIZE, 0) != HEADER_SIZE ||
+    if (ftruncate(j->fd, 0) != 0 || io_pwrite(j->fd, hdr, HEADER_SIZE, 0) != HEADER_SIZE ||
         fdatasync(j->fd) != 0)
         return fail_errno(j, j->cur, "rewriting the header");
     rec->repaired = true;
@@ -928,7 +891,7 @@ static size_t fill(journal *j, const journal_record *recs, size_t n, journal_pos
  * *done gets the records kept. */
 static int write_out(journal *j, const unsigned char *buf, size_t used, size_t k, size_t *done)
 {
-    size_t w = pwrite_all(j->fd, buf, used, j->size);
+    size_t w = io_pwrite(j->fd, buf, used, j->size);
     if (w == used) {
         j->size += used;
         *done = k;

@@ -44,6 +44,7 @@
 #include <xxhash.h>
 
 #include "bytes.h"
+#include "io.h"
 #include "journal.h"
 #include "push-record.h"
 #include "runs.h"
@@ -322,20 +323,6 @@ static void drop_dead_files(runs *r)
     r->nfiles = kept;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* The record at p, of which avail bytes are at hand: SIEVE_OK with its
  * size, type and payload; SIEVE_EAGAIN if they hold only its beginning;
  * SIEVE_EFORMAT. */
@@ -454,7 +441,7 @@ static int write_run(runs *r)
         char path[540];
         run_path(r->dir, no, path, sizeof path);
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0 || write_all(fd, r->out, n) != 0) {
+        if (fd < 0 || io_write_all(fd, r->out, n) != 0) {
             snprintf(r->msg, sizeof r->msg, "%s: cannot write deferred URLs: %s", path,
                      strerror(errno));
             if (fd >= 0)
@@ -537,24 +524,6 @@ static int decode(url_chain *c, const unsigned char *p, size_t avail, size_t *si
     return rc == SIEVE_ETOOLONG ? SIEVE_EFORMAT : rc;
 }
 
-static int pread_full(int fd, unsigned char *p, size_t n, uint64_t off)
-{
-    while (n > 0) {
-        ssize_t got = pread(fd, p, n, (off_t)off);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            if (got == 0)
-                errno = EIO; /* the file is shorter than written */
-            return -1;
-        }
-        p += got;
-        n -= (size_t)got;
-        off += (uint64_t)got;
-    }
-    return 0;
-}
-
 /* Reads n bytes at off of run no into *buf (grown to *cap), with *fd
  * the descriptor of run *fd_no, opened if another. */
 static int read_run(const char *dir, uint32_t no, uint64_t off, size_t n, int *fd, uint32_t *fd_no,
@@ -577,9 +546,10 @@ static int read_run(const char *dir, uint32_t no, uint64_t off, size_t n, int *f
         *buf = b;
         *cap = n;
     }
-    if (*fd < 0 || pread_full(*fd, *buf, n, off) != 0) {
+    int rc = *fd < 0 ? SIEVE_EIO : io_pread_all(*fd, *buf, n, off);
+    if (rc != SIEVE_OK) {
         snprintf(msg, msg_cap, "%s: cannot read deferred URLs at offset %" PRIu64 ": %s", path, off,
-                 strerror(errno));
+                 rc == SIEVE_ETRUNCATED ? "the file is shorter than written" : strerror(errno));
         return SIEVE_EIO;
     }
     return SIEVE_OK;
@@ -856,7 +826,7 @@ static void compact(runs *r)
         rc = room_for((void **)&r->files, &r->cap_files, r->nfiles, sizeof *r->files, 1);
     if (rc == SIEVE_OK) {
         int wfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        rc = wfd >= 0 && write_all(wfd, out, len) == 0 ? SIEVE_OK : SIEVE_EIO;
+        rc = wfd >= 0 && io_write_all(wfd, out, len) == 0 ? SIEVE_OK : SIEVE_EIO;
         if (wfd >= 0)
             close(wfd);
         if (rc != SIEVE_OK)

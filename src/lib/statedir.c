@@ -42,6 +42,7 @@
 #include <xxhash.h>
 
 #include "bytes.h"
+#include "io.h"
 #include "statedir.h"
 
 #define HEADER_SIZE    32u
@@ -72,43 +73,6 @@ static void say(char *msg, size_t cap, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, cap, fmt, ap);
     va_end(ap);
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const unsigned char *p = buf;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Reads len bytes: SIEVE_OK, SIEVE_ETRUNCATED at an early end of file,
- * SIEVE_EIO. */
-static int read_all(int fd, void *buf, size_t len)
-{
-    unsigned char *p = buf;
-    while (len > 0) {
-        ssize_t r = read(fd, p, len < (1u << 30) ? len : (1u << 30));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return SIEVE_EIO;
-        if (r == 0)
-            return SIEVE_ETRUNCATED;
-        p += r;
-        len -= (size_t)r;
-    }
-    return SIEVE_OK;
 }
 
 /* ---- the lock ---- */
@@ -263,9 +227,9 @@ static int write_tmp(statedir *sd, const char *tmp, const unsigned char *hdr, co
     int fd = openat(sd->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0)
         return -1;
-    int rc = write_all(fd, hdr, HEADER_SIZE);
+    int rc = io_write_all(fd, hdr, HEADER_SIZE);
     if (rc == 0 && len > 0)
-        rc = write_all(fd, data, len);
+        rc = io_write_all(fd, data, len);
     if (rc == 0)
         rc = fsync(fd);
     int e = errno;
@@ -354,7 +318,7 @@ static int read_checked(statedir *sd, const char *name, int fd, uint64_t size, c
     unsigned char hdr[HEADER_SIZE];
     char what[160];
     size_t have = size < HEADER_SIZE ? (size_t)size : HEADER_SIZE;
-    int rc = read_all(fd, hdr, have);
+    int rc = io_read_all(fd, hdr, have);
     if (rc != SIEVE_OK)
         return rc;
     if (have < HEADER_SIZE) {
@@ -372,7 +336,7 @@ static int read_checked(statedir *sd, const char *name, int fd, uint64_t size, c
     unsigned char *buf = malloc((size_t)n + 1);
     if (buf == NULL)
         return SIEVE_ENOMEM;
-    rc = read_all(fd, buf, (size_t)n);
+    rc = io_read_all(fd, buf, (size_t)n);
     if (rc == SIEVE_ETRUNCATED) /* it shrank as we read */
         rc = refuse(sd, name, rc, "cut short while being read");
     else if (rc == SIEVE_OK && le_get64(hdr + OFF_CHECKSUM) != file_checksum(hdr, buf, (size_t)n))

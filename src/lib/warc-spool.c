@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "bytes.h"
+#include "io.h"
 #include "warc-internal.h"
 
 /* Output staged from deflate before it is stored. */
@@ -126,21 +127,6 @@ void warc_spool_init(warc_spool *s, const char *dir, size_t limit, warc_zpool *p
     s->crc = (uint32_t)crc32(0L, Z_NULL, 0);
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return SIEVE_EIO;
-        p += n;
-        len -= (size_t)n;
-    }
-    return SIEVE_OK;
-}
-
 static int open_tmp(const char *dir)
 {
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -166,7 +152,7 @@ static int flush_mem(warc_spool *s)
         if (s->fd < 0)
             return SIEVE_EIO;
     }
-    int rc = write_all(s->fd, s->mem, s->mem_len);
+    int rc = io_write_all(s->fd, s->mem, s->mem_len);
     s->mem_len = 0;
     return rc;
 }
@@ -201,7 +187,7 @@ static int store(warc_spool *s, const void *data, size_t len)
         if (rc)
             return rc;
         if (len >= s->limit)
-            return write_all(s->fd, data, len);
+            return io_write_all(s->fd, data, len);
     }
     int rc = reserve(s, s->mem_len + len);
     if (rc)
@@ -305,7 +291,7 @@ static int copy_file(int from, uint64_t size, int to)
             rc = SIEVE_EIO;
             break;
         }
-        rc = write_all(to, buf, (size_t)n);
+        rc = io_write_all(to, buf, (size_t)n);
         off += n;
     }
     free(buf);
@@ -315,7 +301,7 @@ static int copy_file(int from, uint64_t size, int to)
 int warc_spool_copy_to(warc_spool *s, int fd)
 {
     if (s->fd < 0)
-        return write_all(fd, s->mem, s->mem_len);
+        return io_write_all(fd, s->mem, s->mem_len);
     return copy_file(s->fd, s->size, fd);
 }
 
