@@ -31,15 +31,12 @@
  *
  * Checkpoints (CHECKPOINT, checkpoint.c) bound what an open reads: the
  * seen-set's layers and the URLs in memory or in flight at a journal
- * position P, and the spill's read position H. An open loads them, then
- * reads the journal from P twice: once for the URLs done since P (a set
- * as large as the work since the checkpoint) and to set the seen-set's
- * bits of the URLs pushed since, then to queue, in order, the
- * checkpoint's URLs and those pushed since, less the done ones. A
- * checkpoint is taken when the journal has grown past what one costs
- * (the layers plus the last list), so its writes cost at most what the
- * journal's do; then the segments before P and H go. Without a
- * checkpoint the same reading starts at the journal's first record. */
+ * position P, and the spill's read position H. An open loads them and
+ * reads the journal from P (frontier-replay.c). A checkpoint is taken
+ * when the journal has grown past what one costs (the layers plus the
+ * last list), so its writes cost at most what the journal's do; then the
+ * segments before P and H go. Without a checkpoint the same reading
+ * starts at the journal's first record. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -57,7 +54,7 @@
 #include "bytes.h"
 #include "checkpoint.h"
 #include "entry.h"
-#include "frontier-state.h"
+#include "frontier-state-internal.h"
 #include "journal.h"
 #include "push-record.h"
 #include "seen-internal.h"
@@ -78,7 +75,6 @@
 /* Seconds a temporary spill must have been left alone before another
  * process may take it for one a killed process left. */
 #define STALE_AFTER_S 60
-#define HASH_BYTES    8u
 
 /* Pending records are written once they reach this many bytes, if no
  * done(), sync or read of the spill has written them before. */
@@ -92,38 +88,6 @@ _Static_assert(PUSH_HEAD_MAX + ENTRY_MAX(SIEVE_HASHSET_KEY_MAX) <= JOURNAL_PAYLO
 /* No checkpoint before the journal has grown this much: below it a
  * restart reads the journal in a blink anyway. */
 #define CHECKPOINT_MIN_BYTES (1u << 20)
-/* A journal's first segment: a state whose journal starts later has
- * dropped segments, which only a checkpoint may stand in for. */
-#define FIRST_SEGMENT 1u
-
-struct fstate {
-    statedir *dir;
-    journal *j;
-    sieve_logger logger;
-    char path[512];
-    int failed;    /* a journal write failed: nothing more is journaled */
-    int temporary; /* the spill of an in-memory frontier: removed at close */
-    /* The records not written yet, in order, encoded as the journal
-     * writes them (journal_encode()), checksums and all, so that they go
-     * out from here as they are */
-    unsigned char *buf;
-    size_t used, cap;
-    size_t spill_at; /* the offset in buf of the push where the spill begins, or SIZE_MAX */
-    char *prev;      /* the last entry written in this batch: PUSHF's reference */
-    size_t prev_len, prev_cap;
-    char *entry; /* a URL with data made into its entry (entry.h) */
-    size_t entry_cap;
-    url_chain head_chain;  /* the head's view of the push records it reads */
-    journal_reader *head;  /* the spill's next URL to read back, or NULL */
-    struct hash_set *done; /* after a recovery that spilled: the URLs done */
-    size_t max_entry;      /* the longest entry (entry.h) a record or the list may hold */
-    uint64_t appended;     /* journal bytes since the last checkpoint */
-    uint64_t ckpt_cost;    /* bytes the last checkpoint took */
-    uint64_t ckpt_every;   /* checkpoint_bytes: 0 for ckpt_cost */
-};
-
-static void set_free(struct hash_set *h);
-static int flush(fstate *s);
 
 uint64_t fstate_url_hash(const char *url, size_t len)
 {
@@ -131,7 +95,7 @@ uint64_t fstate_url_hash(const char *url, size_t len)
 }
 
 /* The hash of an entry's URL: what its DONE record holds. */
-static uint64_t entry_hash(const char *e, size_t n)
+uint64_t fstate_entry_hash(const char *e, size_t n)
 {
     size_t len;
     const char *url = entry_url(e, n, &len);
@@ -360,10 +324,10 @@ void fstate_close(fstate *s)
     if (s == NULL)
         return;
     if (s->j != NULL && !s->temporary)
-        (void)flush(s); /* a failure was logged, and the pushes' pages are not done */
+        (void)fstate_flush(s); /* a failure was logged, and the pushes' pages are not done */
     if (s->head != NULL)
         journal_reader_close(s->head);
-    set_free(s->done);
+    done_set_free(s->done);
     if (s->j != NULL)
         journal_close(s->j);
     statedir_unlock(s->dir);
@@ -374,464 +338,6 @@ void fstate_close(fstate *s)
     free(s->entry);
     chain_free(&s->head_chain);
     free(s);
-}
-
-/* ---- the set of done hashes, for the replay ---- */
-
-typedef struct hash_set {
-    uint64_t *slot; /* 0: empty; the hash 0 is kept aside */
-    size_t cap, n;
-    int has_zero;
-} hash_set;
-
-static void set_free(struct hash_set *h)
-{
-    if (h != NULL)
-        free(h->slot);
-    free(h);
-}
-
-static int set_grow(hash_set *h)
-{
-    size_t cap = h->cap ? h->cap * 2 : 1024;
-    uint64_t *slot = calloc(cap, sizeof *slot);
-    if (slot == NULL)
-        return SIEVE_ENOMEM;
-    for (size_t i = 0; i < h->cap; i++) {
-        if (h->slot[i] == 0)
-            continue;
-        size_t at = h->slot[i] & (cap - 1);
-        while (slot[at] != 0)
-            at = (at + 1) & (cap - 1);
-        slot[at] = h->slot[i];
-    }
-    free(h->slot);
-    h->slot = slot;
-    h->cap = cap;
-    return SIEVE_OK;
-}
-
-static int set_add(hash_set *h, uint64_t key)
-{
-    if (key == 0) {
-        h->has_zero = 1;
-        return SIEVE_OK;
-    }
-    if ((h->n + 1) * 2 > h->cap && set_grow(h) != SIEVE_OK)
-        return SIEVE_ENOMEM;
-    size_t at = key & (h->cap - 1);
-    while (h->slot[at] != 0 && h->slot[at] != key)
-        at = (at + 1) & (h->cap - 1);
-    if (h->slot[at] == 0)
-        h->n++;
-    h->slot[at] = key;
-    return SIEVE_OK;
-}
-
-static int set_has(const hash_set *h, uint64_t key)
-{
-    if (key == 0)
-        return h->has_zero;
-    if (h->cap == 0)
-        return 0;
-    size_t at = key & (h->cap - 1);
-    while (h->slot[at] != 0) {
-        if (h->slot[at] == key)
-            return 1;
-        at = (at + 1) & (h->cap - 1);
-    }
-    return 0;
-}
-
-/* Removes key (linear probing: the entries after it in its run move back
- * into the hole, so every lookup still finds its key). */
-static void set_remove(hash_set *h, uint64_t key)
-{
-    if (key == 0) {
-        h->has_zero = 0;
-        return;
-    }
-    if (h->cap == 0)
-        return;
-    size_t mask = h->cap - 1, at = key & mask;
-    while (h->slot[at] != key) {
-        if (h->slot[at] == 0)
-            return;
-        at = (at + 1) & mask;
-    }
-    h->slot[at] = 0;
-    h->n--;
-    for (size_t hole = at, i = (at + 1) & mask; h->slot[i] != 0; i = (i + 1) & mask) {
-        size_t home = h->slot[i] & mask;
-        /* it may fill the hole if its home is not within (hole, i] */
-        if (((i - home) & mask) >= ((i - hole) & mask)) {
-            h->slot[hole] = h->slot[i];
-            h->slot[i] = 0;
-            hole = i;
-        }
-    }
-}
-
-/* ---- replay ---- */
-
-typedef struct replay {
-    fstate *s;
-    hash_set *done; /* URLs done after the checkpoint */
-    sieve_seen *seen;
-    fstate_pending_fn pending;
-    void *ud;
-    ckpt_info ci;
-    journal_pos from;    /* where the journal is read from: the checkpoint's P */
-    uint64_t done_found; /* URLs queued again found done: their DONE was read */
-    uint64_t done_since; /* URLs done after the checkpoint, as pass 0 found them */
-    fstate_found found;
-} replay;
-
-static int refuse_record(fstate *s, journal_reader *r, int rc)
-{
-    sieve_log(&s->logger, SIEVE_LOG_ERROR,
-              "%s: %s; remove the directory to start over, or restore it from a backup", s->path,
-              journal_reader_message(r));
-    return rc;
-}
-
-static int refuse_state(fstate *s, int rc, const char *what)
-{
-    sieve_log(&s->logger, SIEVE_LOG_ERROR,
-              "%s: %s; remove the directory to start over, or restore it from a backup", s->path,
-              what);
-    return rc;
-}
-
-/* Whether a URL queued again (its entry e, n bytes) was done after the
- * checkpoint. forget: the head will not read it, so the hash need not be
- * kept for it (after the replay, p->done is what the head is to pass
- * over, and what checkpoints write again). */
-static bool was_done(replay *p, const char *e, size_t n, bool forget)
-{
-    uint64_t h = entry_hash(e, n);
-    if (!set_has(p->done, h))
-        return false;
-    p->done_found++;
-    if (forget)
-        set_remove(p->done, h);
-    return true;
-}
-
-static int head_open(fstate *s, journal_pos chain, journal_pos at);
-
-/* A push of the journal after P, on the second pass: queued again unless
- * done, in memory or, once memory is full, left in the journal, where
- * the head (opened at the start of the URL's chain) will read it. */
-static int replay_push(replay *p, const char *url, size_t n, uint32_t tag, journal_pos pos,
-                       journal_pos chain)
-{
-    fstate *s = p->s;
-    bool done = was_done(p, url, n, s->head == NULL);
-    if (s->head != NULL) {  /* once one stays on disk, all later do */
-        p->found.spilled++; /* the head reads it, or passes it over if done */
-        p->found.pending += !done;
-        return SIEVE_OK;
-    }
-    if (done)
-        return SIEVE_OK;
-    p->found.pending++;
-    int rc = p->pending(p->ud, url, n, tag, true);
-    if (rc != FSTATE_SPILL)
-        return rc;
-    p->found.spilled++;
-    return head_open(s, chain, pos);
-}
-
-static int refuse_push(fstate *s, journal_pos pos, int rc)
-{
-    char what[160];
-    snprintf(what, sizeof what,
-             "journal segment %u offset %llu: a URL record that does not hold "
-             "together (%s)",
-             pos.segment, (unsigned long long)pos.offset, sieve_strerror(rc));
-    return refuse_state(s, rc == SIEVE_ENOMEM ? rc : SIEVE_EFORMAT, what);
-}
-
-/* One pass over the journal from p->from; pass 0 gathers the done hashes
- * and sets the seen-set's bits, pass 1 queues the pushes. */
-static int replay_pass(replay *p, int pass)
-{
-    fstate *s = p->s;
-    journal_reader *r;
-    int rc = journal_reader_open(s->j, p->from, &r);
-    if (rc != SIEVE_OK)
-        return rc;
-    url_chain chain = {0};
-    for (;;) {
-        uint8_t type;
-        const void *data;
-        uint32_t len;
-        journal_pos pos;
-        rc = journal_read(r, &type, &data, &len, &pos);
-        if (rc == JOURNAL_END) {
-            rc = SIEVE_OK;
-            break;
-        }
-        if (rc != SIEVE_OK) {
-            rc = refuse_record(s, r, rc);
-            break;
-        }
-        const unsigned char *b = data;
-        if (pass == 0)
-            s->appended += JOURNAL_RECORD_SIZE(len);
-        if (type == REC_DONE && len == HASH_BYTES) {
-            if (pass == 0 && (rc = set_add(p->done, le_get(b, HASH_BYTES))) != SIEVE_OK)
-                break;
-        } else if (type == REC_PUSH || type == REC_PUSHF) {
-            const char *url;
-            size_t n;
-            uint32_t tag;
-            rc = push_decode(&chain, type, b, len, pos, s->max_entry, &url, &n, &tag);
-            if (rc != SIEVE_OK) {
-                rc = refuse_push(s, pos, rc);
-                break;
-            }
-            if (pass == 0) { /* SIEVE_SEEN is fine: it was queued */
-                size_t url_len;
-                const char *u = entry_url(url, n, &url_len);
-                sieve_seen_add(p->seen, u, url_len);
-            } else if ((rc = replay_push(p, url, n, tag, pos, chain.start)) != SIEVE_OK)
-                break;
-        } else {
-            sieve_log(&s->logger, SIEVE_LOG_ERROR,
-                      "%s: a journal record of unknown type %u (%u bytes): written by another "
-                      "version? Remove the directory to start over",
-                      s->path, type, len);
-            rc = SIEVE_EFORMAT;
-            break;
-        }
-    }
-    journal_reader_close(r);
-    chain_free(&chain);
-    return rc;
-}
-
-/* Loads the checkpoint's layers into the seen-set and checks its list. */
-static int load_checkpoint(replay *p, ckpt_reader *cr)
-{
-    fstate *s = p->s;
-    ckpt_info *ci = &p->ci;
-    char msg[768] = "";
-    int rc = seen_restore_shape(p->seen, ci->layers, ci->newest_added);
-    if (rc != SIEVE_OK)
-        return rc == SIEVE_EFORMAT
-                   ? refuse_state(s, rc, CKPT_NAME " does not fit the seen-set of STATE")
-                   : rc;
-    uint64_t bytes = 0;
-    for (unsigned i = 0; i < ci->layers; i++) {
-        size_t n;
-        seen_layer_words(p->seen, i, &n);
-        bytes += n;
-    }
-    if (bytes != ci->layer_bytes)
-        return refuse_state(s, SIEVE_EFORMAT, CKPT_NAME " does not fit the seen-set of STATE");
-    for (unsigned i = 0; i < ci->layers && rc == SIEVE_OK; i++) {
-        size_t n;
-        uint64_t *words = seen_layer_words(p->seen, i, &n);
-        rc = ckpt_read_layers(cr, words, n, msg, sizeof msg);
-    }
-    seen_restored(p->seen);
-    if (rc == SIEVE_OK)
-        rc = ckpt_check_list(cr, s->max_entry, msg, sizeof msg);
-    if (rc != SIEVE_OK) {
-        sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s", msg);
-        return rc;
-    }
-    /* The journal must hold everything from P (and from H) on. */
-    journal_pos begin = journal_begin(s->j), tail = journal_tail(s->j);
-    if (journal_pos_cmp(begin, ci->p) > 0 ||
-        (ci->spilling && journal_pos_cmp(begin, ci->hchain) > 0))
-        return refuse_state(s, SIEVE_EFORMAT,
-                            "the journal begins after the checkpoint's position: segments are "
-                            "missing");
-    if (journal_pos_cmp(ci->p, tail) > 0 ||
-        (ci->spilling &&
-         (journal_pos_cmp(ci->h, ci->p) > 0 || journal_pos_cmp(ci->hchain, ci->h) > 0)))
-        return refuse_state(s, SIEVE_ETRUNCATED,
-                            "the journal ends before the checkpoint's position: it lost records "
-                            "the checkpoint counts on");
-    p->from = ci->p;
-    return SIEVE_OK;
-}
-
-/* Queues the checkpoint's URLs again, less those done since. They were
- * in memory, so they go there whatever the budget says now. */
-static int replay_list(replay *p, ckpt_reader *cr)
-{
-    for (;;) {
-        const char *url;
-        size_t len;
-        uint32_t tag;
-        int rc = ckpt_next_url(cr, &url, &len, &tag);
-        if (rc == SIEVE_EAGAIN)
-            return SIEVE_OK;
-        if (rc != SIEVE_OK)
-            return refuse_state(p->s, rc, CKPT_NAME " changed while it was read");
-        if (was_done(p, url, len, true))
-            continue;
-        p->found.pending++;
-        if ((rc = p->pending(p->ud, url, len, tag, false)) != SIEVE_OK)
-            return rc;
-    }
-}
-
-static int replay_all(replay *p)
-{
-    fstate *s = p->s;
-    ckpt_reader *cr = NULL;
-    char msg[768] = "";
-    int rc = s->temporary ? SIEVE_OK : ckpt_reader_open(&cr, s->path, &p->ci, msg, sizeof msg);
-    if (rc != SIEVE_OK) {
-        sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s", msg);
-        return rc;
-    }
-    p->from = journal_begin(s->j);
-    if (cr != NULL)
-        rc = load_checkpoint(p, cr);
-    else if (p->from.segment != FIRST_SEGMENT)
-        rc = refuse_state(s, SIEVE_EFORMAT,
-                          "the journal's first segments are gone and no " CKPT_NAME
-                          " stands in for them");
-    if (rc == SIEVE_OK)
-        rc = replay_pass(p, 0);
-    p->done_since = p->done->n + (uint64_t)p->done->has_zero;
-    if (rc == SIEVE_OK && cr != NULL)
-        rc = replay_list(p, cr);
-    ckpt_reader_close(cr);
-    if (rc == SIEVE_OK && p->ci.spilling)
-        rc = head_open(s, p->ci.hchain, p->ci.h);
-    if (rc == SIEVE_OK)
-        rc = replay_pass(p, 1);
-    if (rc != SIEVE_OK || !p->ci.spilling)
-        return rc;
-    /* The URLs in the journal at P, less those read back and done since. */
-    uint64_t done_since = p->done_since;
-    uint64_t spill_done = done_since - p->done_found;
-    if (spill_done > p->ci.spilled)
-        return refuse_state(s, SIEVE_EFORMAT,
-                            "the journal reports more URLs done than the checkpoint left queued");
-    /* The spill counts push records ahead of the head, the done ones with
-     * the rest: the head passes those over, and a checkpoint taken before
-     * it has passed them counts them again, with H still before them. */
-    p->found.spilled += p->ci.spilled;
-    p->found.pending += p->ci.spilled - spill_done;
-    return SIEVE_OK;
-}
-
-int fstate_replay(fstate *s, sieve_seen *seen, fstate_pending_fn pending, void *ud,
-                  fstate_found *found)
-{
-    replay p = {.s = s, .seen = seen, .pending = pending, .ud = ud};
-    p.done = calloc(1, sizeof *p.done);
-    if (p.done == NULL)
-        return SIEVE_ENOMEM;
-    s->appended = 0;
-    int rc = replay_all(&p);
-    p.found.done = p.ci.done + p.done_since;
-    if (rc == SIEVE_OK && p.found.spilled == 0 && s->head != NULL) {
-        journal_reader_close(s->head); /* nothing to read: no spill */
-        s->head = NULL;
-    }
-    /* the spill read back from the head passes URLs done before the kill */
-    if (rc == SIEVE_OK && s->head != NULL)
-        s->done = p.done;
-    else
-        set_free(p.done);
-    *found = p.found;
-    s->ckpt_cost = p.ci.layer_bytes + p.ci.list_bytes;
-    return rc;
-}
-
-void fstate_head_stop(fstate *s)
-{
-    if (s->head != NULL)
-        journal_reader_close(s->head);
-    s->head = NULL;
-    set_free(s->done);
-    s->done = NULL;
-}
-
-/* A temporary state's journal holds only the spill, so the segments the
- * head has left are of no more use: they go at once. A durable state's go
- * at checkpoints. */
-static void give_back_read_segments(fstate *s)
-{
-    if (!s->temporary)
-        return;
-    uint32_t at = journal_reader_tell(s->head).segment;
-    if (at > journal_begin(s->j).segment && journal_drop_before(s->j, at) != SIEVE_OK)
-        sieve_log(&s->logger, SIEVE_LOG_WARN, "%s: %s", s->path, journal_message(s->j));
-}
-
-/* The head's next push record: SIEVE_OK, JOURNAL_END, or damage (logged). */
-static int head_read(fstate *s, const char **url, size_t *len, uint32_t *tag)
-{
-    for (;;) {
-        uint8_t type;
-        const void *data;
-        uint32_t n;
-        journal_pos pos;
-        int rc = journal_read(s->head, &type, &data, &n, &pos);
-        if (rc == JOURNAL_END)
-            return rc;
-        if (rc != SIEVE_OK)
-            return refuse_record(s, s->head, rc);
-        if (type != REC_PUSH && type != REC_PUSHF)
-            continue;
-        rc = push_decode(&s->head_chain, type, data, n, pos, s->max_entry, url, len, tag);
-        return rc == SIEVE_OK ? rc : refuse_push(s, pos, rc);
-    }
-}
-
-/* Opens the head at the push record at, reading from chain, the start of
- * its chain, so that the head knows the URL a PUSHF at refers to. */
-static int head_open(fstate *s, journal_pos chain, journal_pos at)
-{
-    if (s->head != NULL)
-        journal_reader_close(s->head);
-    s->head = NULL;
-    chain_reset(&s->head_chain);
-    int rc = journal_reader_open(s->j, chain, &s->head);
-    while (rc == SIEVE_OK && journal_pos_cmp(journal_reader_tell(s->head), at) < 0) {
-        const char *url;
-        size_t len;
-        uint32_t tag;
-        rc = head_read(s, &url, &len, &tag);
-        if (rc == JOURNAL_END)
-            rc = refuse_state(s, SIEVE_ETRUNCATED, "the journal ends before the spill's position");
-    }
-    return rc;
-}
-
-int fstate_head_next(fstate *s, const char **url, size_t *len, uint32_t *tag, uint64_t *passed)
-{
-    *passed = 0;
-    int rc = flush(s); /* the spill may still wait in the packing buffer */
-    if (rc != SIEVE_OK)
-        return rc;
-    if (s->head == NULL)
-        return SIEVE_EAGAIN;
-    for (;;) {
-        rc = head_read(s, url, len, tag);
-        if (rc == JOURNAL_END)
-            return SIEVE_EAGAIN;
-        if (rc != SIEVE_OK)
-            return rc;
-        ++*passed;
-        uint64_t h = s->done != NULL ? entry_hash(*url, *len) : 0;
-        if (s->done != NULL && set_has(s->done, h)) {
-            set_remove(s->done, h); /* passed: no checkpoint writes it again */
-            continue;
-        }
-        give_back_read_segments(s);
-        return SIEVE_OK;
-    }
 }
 
 /* ---- logging ---- */
@@ -887,7 +393,7 @@ static void seal_from(fstate *s, size_t at)
 
 /* Writes the pending records, one write(2) per segment they go to, and
  * opens the spill's head at its first record if one waited. */
-static int flush(fstate *s)
+int fstate_flush(fstate *s)
 {
     if (s->used == 0)
         return s->failed ? SIEVE_EIO : SIEVE_OK;
@@ -902,7 +408,7 @@ static int flush(fstate *s)
     s->spill_at = SIZE_MAX;
     if (rc != SIEVE_OK)
         return failed_write(s);
-    if (spill && head_open(s, first, first) != SIEVE_OK)
+    if (spill && fstate_head_open(s, first, first) != SIEVE_OK)
         return failed_write(s);
     return SIEVE_OK;
 }
@@ -968,7 +474,7 @@ int fstate_log_pushes(fstate *s, const sieve_url *urls, const int *take, size_t 
         return SIEVE_ENOMEM;
     }
     s->prev_len = prev_len;
-    return s->used >= FLUSH_BYTES ? flush(s) : SIEVE_OK;
+    return s->used >= FLUSH_BYTES ? fstate_flush(s) : SIEVE_OK;
 }
 
 int fstate_log_done(fstate *s, uint64_t url_hash)
@@ -983,7 +489,7 @@ int fstate_log_done(fstate *s, uint64_t url_hash)
         s->failed = 1;
         return SIEVE_ENOMEM;
     }
-    return flush(s); /* the pushes before it with it: the page's links first */
+    return fstate_flush(s); /* the pushes before it with it: the page's links first */
 }
 
 /* ---- sync and checkpoints ---- */
@@ -992,7 +498,7 @@ int fstate_log_done(fstate *s, uint64_t url_hash)
 static int sync_journal(fstate *s, pthread_mutex_t *lock)
 {
     pthread_mutex_lock(lock);
-    int failed = flush(s) != SIEVE_OK;
+    int failed = fstate_flush(s) != SIEVE_OK;
     int fd = failed ? -1 : journal_dup_fd(s->j);
     pthread_mutex_unlock(lock);
     if (failed)
@@ -1061,7 +567,7 @@ static int relog_dones(fstate *s)
 static int capture(fstate *s, ckpt_writer *w, sieve_seen *seen, unsigned nlayers,
                    const fstate_lister *l, ckpt_info *ci)
 {
-    int rc = flush(s); /* P must cover every push so far */
+    int rc = fstate_flush(s); /* P must cover every push so far */
     if (rc != SIEVE_OK)
         return rc;
     ci->layers = nlayers;
