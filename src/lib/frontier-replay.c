@@ -11,8 +11,6 @@
  * the done ones. Once the queue spills, the rest stays in the journal,
  * and the head reads it back as memory frees up, passing over the URLs
  * the done set still holds. */
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
