@@ -29,7 +29,10 @@
  * it, and a restart rebuilds the deferred URLs from the checkpoint's list
  * and the journal (frontier-state.c), so an open removes the runs left.
  * The checksums still catch a file changed under the process, which is
- * refused with its name rather than handed out as URLs. */
+ * refused with its name rather than handed out as URLs.
+ *
+ * Runs mostly read are compacted (runs-compact.c), so that a host that
+ * waits long does not keep every run alive. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,81 +48,7 @@
 
 #include "bytes.h"
 #include "io.h"
-#include "journal.h"
-#include "push-record.h"
-#include "runs.h"
-#include "sieve/frontier.h"
-#include "sieve/status.h"
-
-#define MAGIC          "SIEVERN" /* with its NUL: 8 bytes */
-#define FORMAT_VERSION 1u
-#define HEADER_SIZE    24u
-#define TAG_BYTES      4u
-#define SUFFIX         ".run"
-#define NONE           0u /* chain links are an index + 1 */
-/* A take reads at least this much, so a part of small URLs is read in a
- * few calls, not one per URL. */
-#define READ_MIN (16u << 10)
-/* A listing reads this much at a time: at least a largest record, so
- * that each read holds one whole. */
-#define LIST_READ JOURNAL_RECORD_SIZE(JOURNAL_PAYLOAD_MAX)
-
-/* Where a host's URLs lie in one run file: what is left of them. */
-typedef struct part {
-    uint32_t run;
-    uint32_t count;
-    uint64_t off, bytes;
-} part;
-
-/* A host's deferred URLs. */
-typedef struct host_def {
-    part *parts; /* parts[first..n), oldest first */
-    uint32_t first, n, cap;
-    uint32_t head, tail; /* its chain in the buffer: record index + 1 */
-    uint64_t count;      /* URLs in its parts and chain */
-    url_chain last;      /* the URL its oldest part was last read at */
-    bool in_buf_hosts;   /* named in buf_hosts, once, even if its chain was taken back */
-} host_def;
-
-/* A record in the buffer. */
-typedef struct buf_rec {
-    uint32_t off, size;
-    uint32_t next; /* the host's next record: index + 1 */
-} buf_rec;
-
-typedef struct run_file {
-    uint32_t no;
-    uint32_t live;       /* parts not read to their end */
-    uint64_t bytes;      /* the file's */
-    uint64_t live_bytes; /* of its records, those not read yet */
-    bool moving;         /* being compacted */
-} run_file;
-
-struct runs {
-    char dir[512];
-    host_def *host; /* by host id */
-    uint32_t cap_host;
-    unsigned char *buf; /* the buffer's records, encoded */
-    size_t used, cap, limit;
-    buf_rec *recs;
-    uint32_t nrecs, cap_recs;
-    uint32_t *buf_hosts; /* hosts with records in the buffer, first seen first */
-    uint32_t nbuf_hosts, cap_buf_hosts;
-    uint64_t *group_bytes; /* a run's bytes for each of buf_hosts, as laid out */
-    uint32_t cap_group_bytes;
-    unsigned char *out; /* a run as it is written */
-    size_t out_cap;
-    run_file *files; /* live runs, by number */
-    uint32_t nfiles, cap_files;
-    uint32_t next_no;
-    unsigned listing; /* listings under way: no run file goes meanwhile */
-    int fd;           /* the run last read, kept open */
-    uint32_t fd_no;
-    unsigned char *rbuf;
-    size_t rcap;
-    uint64_t total, file_bytes, live_bytes;
-    char msg[700];
-};
+#include "runs-internal.h"
 
 struct runs_list {
     char dir[512];
@@ -133,9 +62,17 @@ struct runs_list {
     char msg[700];
 };
 
-static void run_path(const char *dir, uint32_t no, char *path, size_t cap)
+void run_path(const char *dir, uint32_t no, char *path, size_t cap)
 {
     snprintf(path, cap, "%.500s/%08" PRIu32 SUFFIX, dir, no);
+}
+
+void run_put_header(unsigned char *p, uint32_t no)
+{
+    memcpy(p, MAGIC, sizeof MAGIC);
+    le_put(p + 8, FORMAT_VERSION, 4);
+    le_put(p + 12, no, 4);
+    le_put(p + 16, XXH3_64bits(p, 16), 8);
 }
 
 static bool is_run_name(const char *name)
@@ -239,9 +176,7 @@ uint64_t runs_count(const runs *r, uint32_t host)
 
 /* ---- growing arrays ---- */
 
-/* Makes room for n more elements of elem bytes in *p (*cap of them,
- * used in use), doubling; SIEVE_ENOMEM leaves it as it was. */
-static int room_for(void **p, uint32_t *cap, uint32_t use, size_t elem, uint32_t n)
+int run_room_for(void **p, uint32_t *cap, uint32_t use, size_t elem, uint32_t n)
 {
     if ((uint64_t)use + n <= *cap)
         return SIEVE_OK;
@@ -263,7 +198,7 @@ static int room_for_host(runs *r, uint32_t host)
     if (host < r->cap_host)
         return SIEVE_OK;
     uint32_t old = r->cap_host;
-    int rc = room_for((void **)&r->host, &r->cap_host, host, sizeof *r->host, 1);
+    int rc = run_room_for((void **)&r->host, &r->cap_host, host, sizeof *r->host, 1);
     if (rc == SIEVE_OK)
         memset(r->host + old, 0, (size_t)(r->cap_host - old) * sizeof *r->host);
     return rc;
@@ -286,7 +221,7 @@ static int room_in_buf(runs *r, size_t n)
 
 /* ---- run files ---- */
 
-static run_file *file_of(runs *r, uint32_t no)
+run_file *run_file_of(runs *r, uint32_t no)
 {
     uint32_t lo = 0, hi = r->nfiles;
     while (lo < hi) {
@@ -299,8 +234,7 @@ static run_file *file_of(runs *r, uint32_t no)
     return lo < r->nfiles && r->files[lo].no == no ? &r->files[lo] : NULL;
 }
 
-/* Removes the run files no part needs, unless a listing keeps them. */
-static void drop_dead_files(runs *r)
+void run_drop_dead_files(runs *r)
 {
     if (r->listing > 0)
         return;
@@ -350,10 +284,7 @@ static void buffered(const runs *r, const buf_rec *b, const char **entry, size_t
 static size_t lay_out(runs *r, uint32_t no)
 {
     unsigned char *p = r->out;
-    memcpy(p, MAGIC, sizeof MAGIC);
-    le_put(p + 8, FORMAT_VERSION, 4);
-    le_put(p + 12, no, 4);
-    le_put(p + 16, XXH3_64bits(p, 16), 8);
+    run_put_header(p, no);
     size_t at = HEADER_SIZE;
     for (uint32_t i = 0; i < r->nbuf_hosts; i++) {
         host_def *h = &r->host[r->buf_hosts[i]];
@@ -400,10 +331,10 @@ static void hand_out_parts(runs *r, uint32_t no, uint32_t *groups)
 /* Room, before the write, for everything hand_out_parts() adds. */
 static int room_for_parts(runs *r)
 {
-    int rc = room_for((void **)&r->files, &r->cap_files, r->nfiles, sizeof *r->files, 1);
+    int rc = run_room_for((void **)&r->files, &r->cap_files, r->nfiles, sizeof *r->files, 1);
     if (rc == SIEVE_OK)
-        rc = room_for((void **)&r->group_bytes, &r->cap_group_bytes, 0, sizeof *r->group_bytes,
-                      r->nbuf_hosts);
+        rc = run_room_for((void **)&r->group_bytes, &r->cap_group_bytes, 0, sizeof *r->group_bytes,
+                          r->nbuf_hosts);
     for (uint32_t i = 0; i < r->nbuf_hosts && rc == SIEVE_OK; i++) {
         host_def *h = &r->host[r->buf_hosts[i]];
         if (h->first > 0 && h->first * 2 >= h->n) { /* the read parts' room, reused */
@@ -411,12 +342,10 @@ static int room_for_parts(runs *r)
             h->n -= h->first;
             h->first = 0;
         }
-        rc = room_for((void **)&h->parts, &h->cap, h->n, sizeof *h->parts, 1);
+        rc = run_room_for((void **)&h->parts, &h->cap, h->n, sizeof *h->parts, 1);
     }
     return rc;
 }
-
-static void compact(runs *r);
 
 /* Writes the buffer out as the next run. On failure nothing changes. */
 static int write_run(runs *r)
@@ -457,7 +386,7 @@ static int write_run(runs *r)
             (run_file){.no = no, .live = groups, .bytes = n, .live_bytes = n - HEADER_SIZE};
         r->file_bytes += n;
         r->live_bytes += n - HEADER_SIZE;
-        compact(r);
+        run_compact(r);
     }
     for (uint32_t i = 0; i < r->nbuf_hosts; i++)
         r->host[r->buf_hosts[i]].in_buf_hosts = false;
@@ -478,9 +407,9 @@ int runs_defer(runs *r, uint32_t host, const char *entry, size_t len, uint32_t t
             return rc;
     }
     if (room_for_host(r, host) != SIEVE_OK || room_in_buf(r, size) != SIEVE_OK ||
-        room_for((void **)&r->recs, &r->cap_recs, r->nrecs, sizeof *r->recs, 1) != SIEVE_OK ||
-        room_for((void **)&r->buf_hosts, &r->cap_buf_hosts, r->nbuf_hosts, sizeof *r->buf_hosts,
-                 1) != SIEVE_OK)
+        run_room_for((void **)&r->recs, &r->cap_recs, r->nrecs, sizeof *r->recs, 1) != SIEVE_OK ||
+        run_room_for((void **)&r->buf_hosts, &r->cap_buf_hosts, r->nbuf_hosts, sizeof *r->buf_hosts,
+                     1) != SIEVE_OK)
         return SIEVE_ENOMEM;
     unsigned char head[TAG_BYTES];
     le_put(head, tag, TAG_BYTES);
@@ -506,11 +435,8 @@ int runs_defer(runs *r, uint32_t host, const char *entry, size_t len, uint32_t t
 
 /* ---- taking back ---- */
 
-/* Decodes a run's record against c, the URL of the record before it:
- * SIEVE_OK with the entry (in c) and tag; SIEVE_EAGAIN if avail bytes
- * hold only its beginning; SIEVE_EFORMAT; SIEVE_ENOMEM. */
-static int decode(url_chain *c, const unsigned char *p, size_t avail, size_t *size,
-                  const char **entry, size_t *len, uint32_t *tag)
+int run_decode(url_chain *c, const unsigned char *p, size_t avail, size_t *size, const char **entry,
+               size_t *len, uint32_t *tag)
 {
     uint8_t type;
     const unsigned char *payload;
@@ -524,10 +450,8 @@ static int decode(url_chain *c, const unsigned char *p, size_t avail, size_t *si
     return rc == SIEVE_ETOOLONG ? SIEVE_EFORMAT : rc;
 }
 
-/* Reads n bytes at off of run no into *buf (grown to *cap), with *fd
- * the descriptor of run *fd_no, opened if another. */
-static int read_run(const char *dir, uint32_t no, uint64_t off, size_t n, int *fd, uint32_t *fd_no,
-                    unsigned char **buf, size_t *cap, char *msg, size_t msg_cap)
+int run_read(const char *dir, uint32_t no, uint64_t off, size_t n, int *fd, uint32_t *fd_no,
+             unsigned char **buf, size_t *cap, char *msg, size_t msg_cap)
 {
     char path[540];
     run_path(dir, no, path, sizeof path);
@@ -572,17 +496,17 @@ static int take_part(runs *r, uint32_t host, size_t max, runs_url_fn fn, void *u
 {
     host_def *h = &r->host[host];
     part *p = &h->parts[h->first];
-    run_file *f = file_of(r, p->run);
+    run_file *f = run_file_of(r, p->run);
     size_t want = max - *bytes > READ_MIN ? max - *bytes : READ_MIN;
     if (want > p->bytes)
         want = (size_t)p->bytes;
-    int rc = read_run(r->dir, p->run, p->off, want, &r->fd, &r->fd_no, &r->rbuf, &r->rcap, r->msg,
+    int rc = run_read(r->dir, p->run, p->off, want, &r->fd, &r->fd_no, &r->rbuf, &r->rcap, r->msg,
                       sizeof r->msg);
     if (rc == SIEVE_OK && want >= 4) { /* a first record longer than asked is read whole */
         uint64_t first = JOURNAL_RECORD_SIZE(le_get(r->rbuf, 4));
         if (first > want && first <= p->bytes) {
             want = (size_t)first;
-            rc = read_run(r->dir, p->run, p->off, want, &r->fd, &r->fd_no, &r->rbuf, &r->rcap,
+            rc = run_read(r->dir, p->run, p->off, want, &r->fd, &r->fd_no, &r->rbuf, &r->rcap,
                           r->msg, sizeof r->msg);
         }
     }
@@ -590,7 +514,7 @@ static int take_part(runs *r, uint32_t host, size_t max, runs_url_fn fn, void *u
         size_t size, len;
         const char *e;
         uint32_t tag;
-        rc = decode(&h->last, r->rbuf + at, want - at, &size, &e, &len, &tag);
+        rc = run_decode(&h->last, r->rbuf + at, want - at, &size, &e, &len, &tag);
         if (rc == SIEVE_EAGAIN && at > 0)
             return SIEVE_OK; /* the read ended inside a record: the next take reads it */
         if (rc == SIEVE_ENOMEM)
@@ -615,7 +539,7 @@ static int take_part(runs *r, uint32_t host, size_t max, runs_url_fn fn, void *u
             return refuse_record(r->msg, sizeof r->msg, r->dir, p->run, p->off);
         h->first++;
         if (--f->live == 0)
-            drop_dead_files(r);
+            run_drop_dead_files(r);
     }
     return rc;
 }
@@ -657,187 +581,6 @@ int runs_take(runs *r, uint32_t host, size_t max_bytes, runs_url_fn fn, void *ud
                              : take_chain(r, host, max_bytes, fn, ud, taken, &bytes);
     }
     return rc;
-}
-
-/* ---- compaction ----
- *
- * A run stays while any part in it is unread, so a host that waits long
- * (held, paused, slow) keeps alive every run written while its URLs
- * wait, most of which the other hosts have read. Once the run files hold
- * more than twice the bytes of their unread records, and a few buffers'
- * worth more, the runs at least three quarters read give up what is left
- * in them: their unread parts are copied into a new run, each taking its
- * place in its host's list (a host's order is its list's, whatever the
- * runs' numbers), and the old files go. A compaction moves at most a
- * buffer's worth, out of runs at most a quarter unread, so it costs at
- * most a third of the disk it frees; the runs stay within about four
- * times the bytes of the URLs they hold. A compaction that fails (no
- * memory, no room) changes nothing: the runs are as they were. */
-
-/* A part being moved: its host, its place in the host's list, and where
- * it lands. */
-typedef struct move {
-    uint32_t host, k;
-    uint64_t off, bytes;
-} move;
-
-/* Appends part p of host h (k, its place in h's list) to *out, front-coded
- * afresh from a PUSH: the first part may have been read partly, and its
- * next record is coded against the host's last URL read. */
-static int copy_part(runs *r, host_def *h, uint32_t k, unsigned char **out, size_t *len,
-                     size_t *cap, int *fd, uint32_t *fd_no, unsigned char **buf, size_t *buf_cap)
-{
-    const part *p = &h->parts[k];
-    int rc = read_run(r->dir, p->run, p->off, (size_t)p->bytes, fd, fd_no, buf, buf_cap, r->msg,
-                      sizeof r->msg);
-    url_chain c = {0};
-    if (rc == SIEVE_OK && k == h->first && h->last.started) {
-        c.url = malloc(h->last.len + 1);
-        if (c.url == NULL)
-            rc = SIEVE_ENOMEM;
-        else
-            memcpy(c.url, h->last.url, h->last.len);
-        c.len = c.cap = h->last.len;
-        c.started = true;
-    }
-    char *prev = NULL;
-    size_t prev_len = 0, prev_cap = 0, at = 0;
-    for (uint32_t i = 0; rc == SIEVE_OK && i < p->count; i++) {
-        size_t size, n, skip;
-        const char *e;
-        uint32_t tag;
-        rc = decode(&c, *buf + at, (size_t)p->bytes - at, &size, &e, &n, &tag);
-        if (rc != SIEVE_OK)
-            break;
-        at += size;
-        if (*len + JOURNAL_RECORD_SIZE(PUSH_HEAD_MAX + n) > *cap) {
-            size_t want = (*len + JOURNAL_RECORD_SIZE(PUSH_HEAD_MAX + n)) * 2;
-            unsigned char *o = realloc(*out, want);
-            if (o == NULL) {
-                rc = SIEVE_ENOMEM;
-                break;
-            }
-            *out = o;
-            *cap = want;
-        }
-        unsigned char head[PUSH_HEAD_MAX];
-        uint8_t type;
-        size_t hn = push_encode(prev, prev_len, e, n, tag, head, &type, &skip);
-        *len += journal_encode(*out + *len, type, head, hn, e + skip, n - skip);
-        if (n > prev_cap) {
-            char *q = realloc(prev, n * 2);
-            if (q == NULL) {
-                rc = SIEVE_ENOMEM;
-                break;
-            }
-            prev = q;
-            prev_cap = n * 2;
-        }
-        memcpy(prev, e, n);
-        prev_len = n;
-    }
-    if (rc == SIEVE_OK && at != p->bytes)
-        rc = SIEVE_EFORMAT;
-    free(prev);
-    chain_free(&c);
-    return rc;
-}
-
-/* Picks the runs to compact, if it is time; returns how many. */
-static uint32_t pick_mostly_read(runs *r)
-{
-    uint64_t slack = 4 * (uint64_t)r->limit;
-    if (r->file_bytes <= 2 * r->live_bytes + slack)
-        return 0;
-    uint32_t picked = 0;
-    uint64_t moving = 0;
-    for (uint32_t i = 0; i < r->nfiles; i++) {
-        run_file *f = &r->files[i];
-        bool mostly_read = f->live > 0 && f->live_bytes * 4 <= f->bytes - HEADER_SIZE;
-        if (mostly_read && (picked == 0 || moving + f->live_bytes <= r->limit)) {
-            f->moving = true;
-            moving += f->live_bytes;
-            picked++;
-        }
-    }
-    return picked;
-}
-
-/* Points the moved parts at run no, and lets the runs they left go. */
-static void land_moves(runs *r, uint32_t no, const move *mv, size_t n, uint64_t file_bytes)
-{
-    run_file *nf = &r->files[r->nfiles];
-    *nf = (run_file){.no = no, .bytes = file_bytes};
-    for (size_t i = 0; i < n; i++) {
-        part *p = &r->host[mv[i].host].parts[mv[i].k];
-        run_file *f = file_of(r, p->run);
-        f->live--;
-        f->live_bytes -= p->bytes;
-        r->live_bytes -= p->bytes;
-        p->run = no;
-        p->off = mv[i].off;
-        p->bytes = mv[i].bytes;
-        nf->live++;
-        nf->live_bytes += mv[i].bytes;
-        r->live_bytes += mv[i].bytes;
-    }
-    r->nfiles++;
-    r->file_bytes += file_bytes;
-    r->next_no++;
-    drop_dead_files(r);
-}
-
-static void compact(runs *r)
-{
-    uint32_t picked = pick_mostly_read(r);
-    if (picked == 0)
-        return;
-    move *mv = NULL;
-    uint32_t nmv = 0, cap_mv = 0;
-    unsigned char *out = malloc(HEADER_SIZE), *buf = NULL;
-    size_t len = HEADER_SIZE, cap = HEADER_SIZE, buf_cap = 0;
-    int fd = -1, rc = out != NULL ? SIEVE_OK : SIEVE_ENOMEM;
-    uint32_t fd_no = 0, no = r->next_no;
-    if (rc == SIEVE_OK) {
-        memcpy(out, MAGIC, sizeof MAGIC);
-        le_put(out + 8, FORMAT_VERSION, 4);
-        le_put(out + 12, no, 4);
-        le_put(out + 16, XXH3_64bits(out, 16), 8);
-    }
-    for (uint32_t hi = 0; rc == SIEVE_OK && hi < r->cap_host; hi++) {
-        host_def *h = &r->host[hi];
-        for (uint32_t k = h->first; rc == SIEVE_OK && k < h->n; k++) {
-            if (!file_of(r, h->parts[k].run)->moving)
-                continue;
-            rc = room_for((void **)&mv, &cap_mv, nmv, sizeof *mv, 1);
-            uint64_t start = len;
-            if (rc == SIEVE_OK)
-                rc = copy_part(r, h, k, &out, &len, &cap, &fd, &fd_no, &buf, &buf_cap);
-            if (rc == SIEVE_OK)
-                mv[nmv++] = (move){.host = hi, .k = k, .off = start, .bytes = len - start};
-        }
-    }
-    if (fd >= 0)
-        close(fd);
-    free(buf);
-    char path[540];
-    run_path(r->dir, no, path, sizeof path);
-    if (rc == SIEVE_OK)
-        rc = room_for((void **)&r->files, &r->cap_files, r->nfiles, sizeof *r->files, 1);
-    if (rc == SIEVE_OK) {
-        int wfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        rc = wfd >= 0 && io_write_all(wfd, out, len) == 0 ? SIEVE_OK : SIEVE_EIO;
-        if (wfd >= 0)
-            close(wfd);
-        if (rc != SIEVE_OK)
-            unlink(path);
-    }
-    if (rc == SIEVE_OK)
-        land_moves(r, no, mv, nmv, len);
-    for (uint32_t i = 0; i < r->nfiles; i++)
-        r->files[i].moving = false;
-    free(mv);
-    free(out);
 }
 
 /* ---- listing ---- */
@@ -906,14 +649,14 @@ int runs_list_walk(runs_list *l, runs_url_fn fn, void *ud)
         l->parts[i].last = NULL; /* c's now */
         while (rc == SIEVE_OK && p.count > 0) {
             size_t want = p.bytes < LIST_READ ? (size_t)p.bytes : LIST_READ;
-            rc = read_run(l->dir, p.run, p.off, want, &fd, &fd_no, &buf, &cap, l->msg,
+            rc = run_read(l->dir, p.run, p.off, want, &fd, &fd_no, &buf, &cap, l->msg,
                           sizeof l->msg);
             size_t at = 0, size, len;
             const char *e;
             uint32_t tag;
             int got = SIEVE_OK;
             while (rc == SIEVE_OK && p.count > 0 &&
-                   (got = decode(&c, buf + at, want - at, &size, &e, &len, &tag)) == SIEVE_OK) {
+                   (got = run_decode(&c, buf + at, want - at, &size, &e, &len, &tag)) == SIEVE_OK) {
                 rc = fn(ud, l->parts[i].host, e, len, tag);
                 at += size;
                 p.off += size;
@@ -941,5 +684,5 @@ void runs_list_end(runs *r, runs_list *l)
         list_free(l);
     }
     if (r->listing > 0 && --r->listing == 0)
-        drop_dead_files(r);
+        run_drop_dead_files(r);
 }
