@@ -857,6 +857,31 @@ START_TEST(archive_options_are_checked)
     fclose(fp);
     char *bad[] = {(char *)sieve_bin, "warc-index", path_in_tmp("not.warc"), NULL};
     ck_assert_int_eq(run_sieve(bad), 1);
+    /* one line, naming the file, the offset and what is there */
+    char *log = harness_slurp(path_in_tmp("stderr.txt"));
+    ck_assert_msg(
+        strstr(log, "not.warc: offset 0: no record here: a record starts with a 'WARC/'") != NULL,
+        "%s", log);
+    ck_assert_msg(strchr(log, '\n') == log + strlen(log) - 1, "%s", log);
+    free(log);
+    fp = fopen(path_in_tmp("no-length.warc"), "w");
+    fputs("WARC/1.1\r\nWARC-Type: resource\r\n\r\nabc\r\n\r\n", fp);
+    fclose(fp);
+    char *no_length[] = {(char *)sieve_bin, "warc-index", path_in_tmp("no-length.warc"), NULL};
+    ck_assert_int_eq(run_sieve(no_length), 1);
+    log = harness_slurp(path_in_tmp("stderr.txt"));
+    ck_assert_msg(strstr(log, "no-length.warc: offset 0: a record header without a valid "
+                              "Content-Length") != NULL,
+                  "%s", log);
+    free(log);
+    /* an archive that cannot be made is said once, with the reason */
+    char *nowhere[] = {(char *)sieve_bin,     "crawl", "--warc", path_in_tmp("no-such-dir/a.warc"),
+                       "http://127.0.0.1:1/", NULL};
+    ck_assert_int_ne(run_sieve(nowhere), 0);
+    log = harness_slurp(path_in_tmp("stderr.txt"));
+    ck_assert_msg(strstr(log, "a.warc: No such file or directory") != NULL, "%s", log);
+    ck_assert_msg(strstr(log, "--warc:") == NULL, "said twice: %s", log);
+    free(log);
 }
 END_TEST
 

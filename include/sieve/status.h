@@ -20,7 +20,7 @@ typedef enum sieve_status {
     SIEVE_ENOMEM = -2,     /* an allocation failed */
     SIEVE_EOVERFLOW = -3,  /* a size does not fit the integer that must hold it */
     SIEVE_EIO = -4,        /* a system call failed; errno holds the cause */
-    SIEVE_EFORMAT = -5,    /* a file is not a sieve file of this kind */
+    SIEVE_EFORMAT = -5,    /* a file or a record is not in the format expected */
     SIEVE_ECHECKSUM = -6,  /* a file's checksum does not match its contents */
     SIEVE_ETRUNCATED = -7, /* a file ends before its header says it does */
     SIEVE_EVERSION = -8,   /* a file's format version is not supported */

@@ -41,6 +41,7 @@
 struct archive {
     sieve_warc *w;
     sieve_logger lg;
+    unsigned errors;    /* the writer's error messages, told through forward() */
     atomic_int failure; /* the first write that failed after its fetch's end */
     /* Each worker's fetches since it last waited (made on its first), only
      * ever touched by that worker's thread, then by archive_close(). */
@@ -78,6 +79,17 @@ static int replace_old(const archive_config *cfg)
     return rc;
 }
 
+/* The writer's messages go to the command's logger, counted: an open that
+ * failed and said why needs no second line. */
+static void forward(void *ctx, sieve_log_level level, const char *msg)
+{
+    archive *a = ctx;
+    if (level == SIEVE_LOG_ERROR)
+        a->errors++;
+    if (a->lg.fn != NULL)
+        a->lg.fn(a->lg.ctx, level, msg);
+}
+
 int archive_open(archive **out, const archive_config *cfg)
 {
     *out = NULL;
@@ -98,12 +110,13 @@ int archive_open(archive **out, const archive_config *cfg)
     o.mode = cfg->resume ? SIEVE_WARC_APPEND : SIEVE_WARC_CREATE;
     o.info = cfg->info;
     o.n_info = cfg->n_info;
-    o.logger = cfg->logger;
+    o.logger = (sieve_logger){.fn = forward, .ctx = a, .level = cfg->logger.level};
     int rc = sieve_warc_open(&a->w, cfg->path, &o);
     if (rc != SIEVE_OK) {
-        sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--warc: %s: %s%s%s", cfg->path,
-                  sieve_strerror(rc), rc == SIEVE_EIO ? ": " : "",
-                  rc == SIEVE_EIO ? strerror(errno) : "");
+        if (a->errors == 0)
+            sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--warc: %s: %s%s%s", cfg->path,
+                      sieve_strerror(rc), rc == SIEVE_EIO ? ": " : "",
+                      rc == SIEVE_EIO ? strerror(errno) : "");
         free(a);
         return rc;
     }

@@ -601,9 +601,13 @@ static int index_file(const char *path, lines *l, const sieve_logger *lg)
     else if (rc == SIEVE_ETRUNCATED)
         sieve_log(lg, SIEVE_LOG_WARN, "warc-index: %s: torn record at offset %llu left out", path,
                   (unsigned long long)warc_reader_end(r));
+    else if (rc == SIEVE_EFORMAT)
+        sieve_log(lg, SIEVE_LOG_ERROR, "warc-index: %s: offset %llu: %s", path,
+                  (unsigned long long)warc_reader_end(r), warc_reader_why(r));
     else
-        sieve_log(lg, SIEVE_LOG_ERROR, "warc-index: %s: %s at offset %llu", path,
-                  sieve_strerror(rc), (unsigned long long)warc_reader_end(r));
+        sieve_log(lg, SIEVE_LOG_ERROR, "warc-index: %s: offset %llu: %s%s%s", path,
+                  (unsigned long long)warc_reader_end(r), sieve_strerror(rc),
+                  rc == SIEVE_EIO ? ": " : "", rc == SIEVE_EIO ? strerror(errno) : "");
     warc_reader_free(r);
     warc_buf_free(&cap.head);
     warc_buf_free(&line);

@@ -17,7 +17,7 @@ const char *sieve_strerror(int status)
     case SIEVE_EIO:
         return "input/output error";
     case SIEVE_EFORMAT:
-        return "not a sieve file of the expected kind";
+        return "not in the format expected (not a file of this kind, or damaged)";
     case SIEVE_ECHECKSUM:
         return "checksum mismatch: the file is corrupt";
     case SIEVE_ETRUNCATED:

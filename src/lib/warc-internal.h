@@ -265,6 +265,8 @@ int warc_reader_open(warc_reader **out, const char *path);
 int warc_reader_next(warc_reader *r, warc_rec *rec, warc_block_fn fn, void *ctx);
 /* The offset just past the last record read whole. */
 uint64_t warc_reader_end(const warc_reader *r);
+/* After SIEVE_EFORMAT: what was found there, in words. */
+const char *warc_reader_why(const warc_reader *r);
 void warc_reader_free(warc_reader *r);
 
 /* Puts into out (emptied first) the value of the header field name

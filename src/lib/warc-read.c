@@ -28,11 +28,13 @@
 #define IN_SIZE    (64 * 1024)
 #define OUT_SIZE   (64 * 1024)
 #define MAX_HEADER (1u << 20)
+#define NOT_WARC   "no record here: a record starts with a 'WARC/' version line"
 
 struct warc_reader {
     int fd;
     bool gz;
-    int err; /* sticky */
+    int err;         /* sticky */
+    const char *why; /* what a SIEVE_EFORMAT found */
     uint64_t file_size;
     uint64_t end; /* past the last record read whole */
 
@@ -91,6 +93,18 @@ uint64_t warc_reader_end(const warc_reader *r)
     return r->end;
 }
 
+const char *warc_reader_why(const warc_reader *r)
+{
+    return r->why ? r->why : "not a WARC record";
+}
+
+/* A SIEVE_EFORMAT, and what was found. */
+static int garbage(warc_reader *r, const char *why)
+{
+    r->why = why;
+    return SIEVE_EFORMAT;
+}
+
 static ssize_t read_some(int fd, void *buf, size_t len)
 {
     ssize_t n;
@@ -139,7 +153,7 @@ static long inflate_more(warc_reader *r)
         else if (zr == Z_BUF_ERROR && r->in_eof)
             return SIEVE_ETRUNCATED;
         else if (zr != Z_OK && zr != Z_BUF_ERROR)
-            return zr == Z_MEM_ERROR ? SIEVE_ENOMEM : SIEVE_EFORMAT;
+            return zr == Z_MEM_ERROR ? SIEVE_ENOMEM : garbage(r, "damaged gzip data");
         if (made) {
             r->out_pos = 0;
             r->out_len = made;
@@ -168,9 +182,9 @@ static long fill(warc_reader *r)
 
 /* What running out of data inside a record means: a plain file is torn;
  * a gzip member that ended there held a partial record. */
-static int short_record(const warc_reader *r)
+static int short_record(warc_reader *r)
 {
-    return r->gz ? SIEVE_EFORMAT : SIEVE_ETRUNCATED;
+    return r->gz ? garbage(r, "a gzip member that ends inside its record") : SIEVE_ETRUNCATED;
 }
 
 /* Starts a record. SIEVE_EDRAINED at the clean end of the file. */
@@ -196,7 +210,7 @@ static int begin_record(warc_reader *r, uint64_t *offset)
         r->z.next_in = r->in;
         r->z.avail_in = (unsigned)r->in_len;
     } else if (inflateReset(&r->z) != Z_OK) {
-        return SIEVE_EFORMAT;
+        return garbage(r, "damaged gzip data");
     }
     r->member_end = false;
     r->out_pos = r->out_len = 0;
@@ -220,15 +234,17 @@ static int read_header(warc_reader *r)
         if (n < 0)
             return (int)n;
         if (n == 0)
-            return header_plausible(r) ? short_record(r) : SIEVE_EFORMAT;
+            return header_plausible(r) ? short_record(r) : garbage(r, NOT_WARC);
         const unsigned char *p = r->out + r->out_pos;
         const unsigned char *nl = memchr(p, '\n', (size_t)n);
         size_t take = nl ? (size_t)(nl - p) + 1 : (size_t)n;
-        if (r->header.len + take > MAX_HEADER || warc_buf_add(&r->header, p, take))
-            return SIEVE_EFORMAT;
+        if (r->header.len + take > MAX_HEADER)
+            return garbage(r, "a record header over 1 MiB");
+        if (warc_buf_add(&r->header, p, take))
+            return SIEVE_ENOMEM;
         r->out_pos += take;
         if (!header_plausible(r))
-            return SIEVE_EFORMAT;
+            return garbage(r, NOT_WARC);
         if (!nl)
             continue;
         size_t line_len = r->header.len - line_start;
@@ -294,13 +310,13 @@ static int read_trailer(warc_reader *r)
         if (n <= 0)
             return n == 0 ? short_record(r) : (int)n;
         if (r->out[r->out_pos++] != (unsigned char)trailer[i])
-            return SIEVE_EFORMAT;
+            return garbage(r, "no CRLF CRLF after the block its Content-Length gives");
     }
     if (!r->gz)
         return SIEVE_OK;
     long n = fill(r);
     if (n > 0)
-        return SIEVE_EFORMAT; /* a second record in the member */
+        return garbage(r, "a gzip member holding more than one record");
     return (int)n;
 }
 
@@ -317,7 +333,7 @@ static int next_record(warc_reader *r, warc_rec *rec, warc_block_fn fn, void *ct
               parse_u64(v.data, &rec->content_length);
     warc_buf_free(&v);
     if (!ok)
-        return SIEVE_EFORMAT;
+        return garbage(r, "a record header without a valid Content-Length");
     if ((rc = read_block(r, rec->content_length, fn, ctx)) || (rc = read_trailer(r)))
         return rc;
     uint64_t end = r->gz ? raw_pos(r) : r->out_off + r->out_pos;
