@@ -1263,6 +1263,24 @@ static void torn_tail(bool gz)
     sieve_warc *none;
     ck_assert_int_eq(sieve_warc_open(&none, cut, &o), SIEVE_EFORMAT);
     ck_assert_uint_eq(file_size(cut), size + 9);
+    if (gz) {
+        /* An empty gzip member holds no record: refused, the records
+         * before it kept; and so is a file that starts with one. */
+        static const unsigned char empty_member[20] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 3};
+        copy_prefix(path, cut, size);
+        fd = open(cut, O_WRONLY | O_APPEND);
+        ck_assert_int_eq(write(fd, empty_member, sizeof empty_member), sizeof empty_member);
+        close(fd);
+        ck_assert_int_eq(sieve_warc_complete_end(cut, &end, &records), SIEVE_EFORMAT);
+        ck_assert_uint_eq(end, size);
+        ck_assert_uint_eq(records, 7);
+        fd = open(cut, O_WRONLY | O_TRUNC);
+        ck_assert_int_eq(write(fd, empty_member, sizeof empty_member), sizeof empty_member);
+        close(fd);
+        ck_assert_int_eq(sieve_warc_complete_end(cut, &end, &records), SIEVE_EFORMAT);
+        ck_assert_uint_eq(end, 0);
+        ck_assert_uint_eq(records, 0);
+    }
     /* Zeros after a crash are a torn tail. */
     copy_prefix(path, cut, size);
     ck_assert_int_eq(truncate(cut, (off_t)size + 4096), 0);

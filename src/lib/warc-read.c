@@ -221,7 +221,7 @@ static int begin_record(warc_reader *r, uint64_t *offset)
 static bool header_plausible(const warc_reader *r)
 {
     size_t n = r->header.len < 5 ? r->header.len : 5;
-    return memcmp(r->header.data, "WARC/", n) == 0;
+    return n == 0 || memcmp(r->header.data, "WARC/", n) == 0;
 }
 
 /* Reads the header through its blank line into r->header. */
@@ -233,6 +233,8 @@ static int read_header(warc_reader *r)
         long n = fill(r);
         if (n < 0)
             return (int)n;
+        if (n == 0 && r->gz && r->header.len == 0)
+            return garbage(r, "a gzip member with no record in it");
         if (n == 0)
             return header_plausible(r) ? short_record(r) : garbage(r, NOT_WARC);
         const unsigned char *p = r->out + r->out_pos;
