@@ -29,6 +29,13 @@ static char dir[64];
 static char plain_path[96], gz_path[96];
 static FILE *devnull;
 
+static void remove_dir(void)
+{
+    unlink(plain_path);
+    unlink(gz_path);
+    rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
@@ -42,6 +49,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     devnull = fopen("/dev/null", "w");
     if (devnull == NULL)
         abort();
+    atexit(remove_dir);
     return 0;
 }
 

@@ -49,7 +49,7 @@ echo "== fuzzing (libFuzzer, ${SIEVE_FUZZ_SECONDS:=20} s per target)"
 CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=false --wipe >/dev/null 2>&1 ||
   CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=false >/dev/null
 ninja -C build-fuzz
-for target in url links robots sitemap response warc; do
+for target in url links robots sitemap response warc state; do
   mkdir -p "build-fuzz/corpus-$target"
   if build-fuzz/fuzz/fuzz-$target -max_total_time="$SIEVE_FUZZ_SECONDS" -rss_limit_mb=2048 \
       -print_final_stats=1 "build-fuzz/corpus-$target" >"build-fuzz/fuzz-$target.log" 2>&1; then
