@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "journal.h"
+#include "scratch.h"
 #include "sieve/frontier.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -42,11 +43,7 @@ static void remove_base(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
-    struct stat st;
-    const char *tmp = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
-    snprintf(base, sizeof base, "%s/fuzz-state-XXXXXX", tmp);
-    if (mkdtemp(base) == NULL)
-        abort();
+    scratch_dir(base, sizeof base, "fuzz-state");
     snprintf(state, sizeof state, "%s/s", base);
     snprintf(journal_dir, sizeof journal_dir, "%s/journal", state);
     atexit(remove_base);

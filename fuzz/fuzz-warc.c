@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "scratch.h"
 #include "sieve/warc.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -39,11 +40,7 @@ static void remove_dir(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
-    struct stat st;
-    const char *base = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
-    snprintf(dir, sizeof dir, "%s/fuzz-warc-XXXXXX", base);
-    if (mkdtemp(dir) == NULL)
-        abort();
+    scratch_dir(dir, sizeof dir, "fuzz-warc");
     snprintf(plain_path, sizeof plain_path, "%s/a.warc", dir);
     snprintf(gz_path, sizeof gz_path, "%s/a.warc.gz", dir);
     devnull = fopen("/dev/null", "w");
