@@ -41,7 +41,7 @@
 struct archive {
     sieve_warc *w;
     sieve_logger lg;
-    unsigned errors;    /* the writer's error messages, told through forward() */
+    atomic_uint errors; /* the writer's error messages, told through forward() */
     atomic_int failure; /* the first write that failed after its fetch's end */
     /* Each worker's fetches since it last waited (made on its first), only
      * ever touched by that worker's thread, then by archive_close(). */
@@ -84,8 +84,8 @@ static int replace_old(const archive_config *cfg)
 static void forward(void *ctx, sieve_log_level level, const char *msg)
 {
     archive *a = ctx;
-    if (level == SIEVE_LOG_ERROR)
-        a->errors++;
+    if (level == SIEVE_LOG_ERROR) /* from the writer's threads too */
+        atomic_fetch_add_explicit(&a->errors, 1, memory_order_relaxed);
     if (a->lg.fn != NULL)
         a->lg.fn(a->lg.ctx, level, msg);
 }
@@ -113,7 +113,7 @@ int archive_open(archive **out, const archive_config *cfg)
     o.logger = (sieve_logger){.fn = forward, .ctx = a, .level = cfg->logger.level};
     int rc = sieve_warc_open(&a->w, cfg->path, &o);
     if (rc != SIEVE_OK) {
-        if (a->errors == 0)
+        if (atomic_load_explicit(&a->errors, memory_order_relaxed) == 0)
             sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--warc: %s: %s%s%s", cfg->path,
                       sieve_strerror(rc), rc == SIEVE_EIO ? ": " : "",
                       rc == SIEVE_EIO ? strerror(errno) : "");
