@@ -1,9 +1,10 @@
-/* warc-archive.h - the archive as its fetches see it (warc.c and
- * warc-fetch.c): its state, the records being built, and the calls that
- * append them. Not exported. */
+/* warc-archive.h - the archive as its fetches see it (warc.c,
+ * warc-fetch.c, warc-batch.c): its state, the records being built, and
+ * the calls that append them. Not exported. */
 #ifndef SIEVE_WARC_ARCHIVE_H
 #define SIEVE_WARC_ARCHIVE_H
 
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -84,6 +85,35 @@ struct rec {
     unsigned char gz_trailer[8];
 };
 
+/* One fetch: its two records as they are built (warc-fetch.c), and its
+ * place in a batch (warc-batch.c). */
+enum phase { REQ_HEAD, REQ_BODY, RESP_HEAD, RESP_BODY };
+
+struct sieve_warc_fetch {
+    sieve_warc *w;
+    warc_buf uri;
+    warc_buf scratch; /* a head rewritten, then a WARC header's text */
+    char ip[INET6_ADDRSTRLEN];
+    char date[WARC_DATE_SIZE];
+    char req_id[SIEVE_WARC_ID_SIZE], resp_id[SIEVE_WARC_ID_SIZE];
+    enum phase phase;
+    int err; /* sticky */
+    struct rec req, resp;
+    /* The jobs of a .gz archive's compression threads, and what the last
+     * one (OP_END) leaves for sieve_warc_fetch_end(). */
+    warc_zq_stream zs;
+    const char *truncated; /* NULL, or truncated_buf */
+    char truncated_buf[65];
+    sieve_warc_fetch_result placed;
+    sieve_warc_written_fn written; /* sieve_warc_fetch_end_async()'s */
+    void *written_ud;
+    /* Ended into a batch: framed against this file (0: none), and the
+     * next fetch of the batch. */
+    sieve_warc_batch *batch;
+    uint64_t framed;
+    sieve_warc_fetch *next;
+};
+
 /* ---- warc.c ---- */
 
 void warc_rec_init(sieve_warc *w, struct rec *r);
@@ -121,5 +151,15 @@ void warc_behind_stop(sieve_warc *w);
 int warc_fetch_run_op(void *ctx, warc_zq_stream *s, int op, const void *data, size_t len);
 /* Frees the spare fetches, when the archive goes. */
 void warc_fetch_free_spares(sieve_warc *w);
+/* Makes both records' headers against the file whose warcinfo is id. */
+int warc_fetch_frame(sieve_warc_fetch *f, const char *id, const char *truncated);
+/* Fills loc: a record at offset of the current file, length bytes. */
+void warc_locate(const sieve_warc *w, sieve_warc_location *loc, uint64_t offset, uint64_t length);
+/* Ends f for a callback: its last job queued (run, without compression
+ * threads), or f freed and the failure returned. */
+int warc_fetch_end_for_callback(sieve_warc_fetch *f, const char *truncated,
+                                sieve_warc_written_fn written, void *ud);
+/* The fetch's jobs have all run: the caller hears how (rc), and f goes. */
+void warc_fetch_report(sieve_warc_fetch *f, int rc);
 
 #endif

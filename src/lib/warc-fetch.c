@@ -1,6 +1,6 @@
 /* warc-fetch.c - a fetch: its request and response records, fed as
  * the transfer goes, then appended to the archive (warc.c), alone or in a
- * batch.
+ * batch (warc-batch.c).
  *
  * A fetch is two records, request and response, each built the same way
  * (struct rec): its HTTP head is collected in memory until it is complete,
@@ -30,15 +30,6 @@
  * job calls the caller back with the records' places and frees the
  * fetch, so a crawl worker goes on with its transfers meanwhile.
  *
- * Batches. A fetch ended into a batch (sieve_warc_fetch_end_batched())
- * is sealed and framed at once and appended at the batch's flush, with
- * the others, under one lock and in as few writev()s as the iovec array
- * allows: a write(2) to ext4 cost 5.6 to 6.1 us of CPU for one fetch of
- * 8.3 KB here, 2.6 to 2.9 us a fetch when eight went together
- * (bench/results/warc.txt, set 9). A rotation between two fetches of a
- * batch writes those before it first, so every place a callback reports
- * is in the file it names.
- *
  * Spares. A fetch's records allocate a dozen buffers and three digest
  * contexts, and a crawl makes one fetch a page: a fetch that ends goes to
  * the archive's spares with what it allocated (buffers of up to SPARE_KEEP
@@ -47,7 +38,6 @@
  * digests (bench/results/warc.txt, set 13). A .gz archive with
  * compression threads keeps none: its fetches end in those threads, and
  * compression outweighs the rest. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -58,48 +48,9 @@
 
 #define ORIG_PREFIX "X-Archive-Orig-"
 
-enum phase { REQ_HEAD, REQ_BODY, RESP_HEAD, RESP_BODY };
-
-struct sieve_warc_fetch {
-    sieve_warc *w;
-    warc_buf uri;
-    warc_buf scratch; /* a head rewritten, then a WARC header's text */
-    char ip[INET6_ADDRSTRLEN];
-    char date[WARC_DATE_SIZE];
-    char req_id[SIEVE_WARC_ID_SIZE], resp_id[SIEVE_WARC_ID_SIZE];
-    enum phase phase;
-    int err; /* sticky */
-    struct rec req, resp;
-    /* The jobs of a .gz archive's compression threads, and what the last
-     * one (OP_END) leaves for sieve_warc_fetch_end(). */
-    warc_zq_stream zs;
-    const char *truncated; /* NULL, or truncated_buf */
-    char truncated_buf[65];
-    sieve_warc_fetch_result placed;
-    sieve_warc_written_fn written; /* sieve_warc_fetch_end_async()'s */
-    void *written_ud;
-    /* Ended into a batch: framed against this file (0: none), and the
-     * next fetch of the batch. */
-    sieve_warc_batch *batch;
-    uint64_t framed;
-    sieve_warc_fetch *next;
-};
-
 /* Spares an archive keeps at most, and the largest buffer a spare keeps. */
 #define SPARES     64
 #define SPARE_KEEP (32 * 1024)
-
-/* A batch flushes by itself at these, so that a caller that never waits
- * holds little. */
-#define BATCH_FETCHES 32
-#define BATCH_BYTES   (1u << 20)
-
-struct sieve_warc_batch {
-    sieve_warc *w;
-    sieve_warc_fetch *head, **tail;
-    unsigned n;
-    uint64_t bytes; /* of records kept in memory */
-};
 
 /* Jobs on a fetch's records: bytes to store (of the response's record
  * with OP_RESPONSE, of the payload with OP_PAYLOAD), a record to close,
@@ -485,7 +436,7 @@ static int header_text(const sieve_warc_fetch *f, bool response, const char *war
 }
 
 /* Makes both records' headers against the file whose warcinfo is id. */
-static int frame_both(sieve_warc_fetch *f, const char *id, const char *truncated)
+int warc_fetch_frame(sieve_warc_fetch *f, const char *id, const char *truncated)
 {
     warc_buf *t = &f->scratch;
     int rc = header_text(f, false, id, truncated, t);
@@ -498,7 +449,7 @@ static int frame_both(sieve_warc_fetch *f, const char *id, const char *truncated
     return rc;
 }
 
-static void locate(const sieve_warc *w, sieve_warc_location *loc, uint64_t offset, uint64_t length)
+void warc_locate(const sieve_warc *w, sieve_warc_location *loc, uint64_t offset, uint64_t length)
 {
     loc->path = w->paths[w->n_paths - 1];
     loc->name = warc_last_component(loc->path);
@@ -518,7 +469,7 @@ static int append_fetch(sieve_warc_fetch *f, uint64_t generation, const char *tr
     if (w->o.max_bytes && w->fetches > 0 && w->size + total > w->o.max_bytes)
         rc = warc_rotate(w);
     if (!rc && w->generation != generation)
-        rc = frame_both(f, w->warcinfo_id, truncated);
+        rc = warc_fetch_frame(f, w->warcinfo_id, truncated);
     if (rc)
         return rc;
     struct rec *both[2] = {&f->req, &f->resp};
@@ -538,8 +489,8 @@ static int append_fetch(sieve_warc_fetch *f, uint64_t generation, const char *tr
      * closing CRLF CRLF. */
     unsigned gap = w->gzip ? 0 : 4;
     if (res) {
-        locate(w, &res->request, start, req_len - gap);
-        locate(w, &res->response, start + req_len, resp_len - gap);
+        warc_locate(w, &res->request, start, req_len - gap);
+        warc_locate(w, &res->response, start + req_len, resp_len - gap);
     }
     return SIEVE_OK;
 }
@@ -555,7 +506,7 @@ static int end_fetch(sieve_warc_fetch *f)
     /* generation 0 is no file's: without an identity, framed under the lock */
     uint64_t generation = id ? id->generation : 0;
     if (!rc && id)
-        rc = frame_both(f, id->warcinfo_id, f->truncated);
+        rc = warc_fetch_frame(f, id->warcinfo_id, f->truncated);
     if (!rc && f->batch) {
         f->framed = generation; /* appended at the batch's flush */
         return rc;
@@ -632,7 +583,7 @@ int sieve_warc_fetch_end(sieve_warc_fetch *f, const char *truncated, sieve_warc_
 }
 
 /* The fetch's jobs have all run: the caller hears how, and f goes. */
-static void report_written(sieve_warc_fetch *f, int rc)
+void warc_fetch_report(sieve_warc_fetch *f, int rc)
 {
     sieve_warc_fetch_result res;
     if (!rc)
@@ -647,13 +598,13 @@ static void stream_idle(void *ctx, warc_zq_stream *s)
 {
     (void)ctx;
     sieve_warc_fetch *f = fetch_of(s);
-    report_written(f, s->err);
+    warc_fetch_report(f, s->err);
 }
 
 /* Ends f for a callback: its last job queued (run, without compression
  * threads), or f freed and the failure returned. */
-static int end_for_callback(sieve_warc_fetch *f, const char *truncated,
-                            sieve_warc_written_fn written, void *ud)
+int warc_fetch_end_for_callback(sieve_warc_fetch *f, const char *truncated,
+                                sieve_warc_written_fn written, void *ud)
 {
     int rc = end_submit(f, truncated);
     if (rc) {
@@ -672,150 +623,14 @@ int sieve_warc_fetch_end_async(sieve_warc_fetch *f, const char *truncated,
         sieve_warc_fetch_abort(f);
         return SIEVE_EINVAL;
     }
-    int rc = end_for_callback(f, truncated, written, ud);
+    int rc = warc_fetch_end_for_callback(f, truncated, written, ud);
     if (rc)
         return rc;
     if (f->w->zq)
         warc_zq_finish(f->w->zq, &f->zs, stream_idle);
     else
-        report_written(f, SIEVE_OK); /* the last job ran in submit() */
+        warc_fetch_report(f, SIEVE_OK); /* the last job ran in submit() */
     return SIEVE_OK;
-}
-
-/* ---- batches ---- */
-
-int sieve_warc_batch_new(sieve_warc *w, sieve_warc_batch **out)
-{
-    if (!out)
-        return SIEVE_EINVAL;
-    *out = NULL;
-    if (!w)
-        return SIEVE_EINVAL;
-    sieve_warc_batch *b = calloc(1, sizeof *b);
-    if (!b)
-        return SIEVE_ENOMEM;
-    b->w = w;
-    b->tail = &b->head;
-    *out = b;
-    return SIEVE_OK;
-}
-
-int sieve_warc_fetch_end_batched(sieve_warc_fetch *f, const char *truncated, sieve_warc_batch *b,
-                                 sieve_warc_written_fn written, void *ud)
-{
-    if (!f || !written || !b || b->w != f->w) {
-        sieve_warc_fetch_abort(f);
-        return SIEVE_EINVAL;
-    }
-    if (f->w->zq)
-        return sieve_warc_fetch_end_async(f, truncated, written, ud);
-    f->batch = b;
-    int rc = end_for_callback(f, truncated, written, ud);
-    if (rc)
-        return rc;
-    *b->tail = f;
-    b->tail = &f->next;
-    b->n++;
-    b->bytes += f->req.out.len + f->req.spool.mem_len + f->resp.out.len + f->resp.spool.mem_len;
-    if (b->n >= BATCH_FETCHES || b->bytes >= BATCH_BYTES)
-        sieve_warc_batch_flush(b); /* a failure goes to the callbacks */
-    return SIEVE_OK;
-}
-
-/* Under the lock: appends recs[0..n), the records of the fetches from
- * `from` up to `to` that have not failed, in one go where the file ends;
- * each of those fetches gets the outcome in its err. */
-static int append_group(sieve_warc *w, sieve_warc_fetch *from, const sieve_warc_fetch *to,
-                        struct rec *const *recs, int n)
-{
-    if (n == 0)
-        return SIEVE_OK;
-    uint64_t start = w->size;
-    int rc = warc_emit(w, recs, n);
-    if (rc) {
-        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: writing to %s failed: %s",
-                  w->paths[w->n_paths - 1], strerror(errno));
-        warc_cut_back(w, start);
-    } else {
-        for (int i = 0; i < n; i++)
-            w->size += warc_rec_stored(w, recs[i]);
-        w->fetches += (uint64_t)n / 2;
-        warc_behind_kick(w);
-    }
-    for (sieve_warc_fetch *f = from; f != to; f = f->next)
-        if (!f->err)
-            f->err = rc;
-    return rc;
-}
-
-/* Under the lock: appends the batch's fetches in order, in groups that a
- * rotation ends; every fetch's outcome goes into its err. */
-static void append_batch(sieve_warc *w, sieve_warc_fetch *list)
-{
-    struct rec *recs[2 * BATCH_FETCHES];
-    int n = 0;
-    unsigned gap = w->gzip ? 0 : 4; /* as append_fetch() counts lengths */
-    uint64_t end = w->size;
-    sieve_warc_fetch *from = list;
-    for (sieve_warc_fetch *f = list; f; f = f->next) {
-        uint64_t req_len = warc_rec_stored(w, &f->req), resp_len = warc_rec_stored(w, &f->resp);
-        if (w->fd >= 0 && w->o.max_bytes && w->fetches + (uint64_t)n / 2 > 0 &&
-            end + req_len + resp_len > w->o.max_bytes) {
-            append_group(w, from, f, recs, n);
-            n = 0;
-            from = f;
-            warc_rotate(w); /* a failure leaves no file: the rest fail below */
-            end = w->size;
-        }
-        if (w->fd < 0)
-            f->err = SIEVE_EIO;
-        else if (f->framed != w->generation)
-            f->err = frame_both(f, w->warcinfo_id, f->truncated);
-        if (f->err)
-            continue;
-        /* the headers may have changed length with the file's identity */
-        req_len = warc_rec_stored(w, &f->req);
-        resp_len = warc_rec_stored(w, &f->resp);
-        locate(w, &f->placed.request, end, req_len - gap);
-        locate(w, &f->placed.response, end + req_len, resp_len - gap);
-        end += req_len + resp_len;
-        recs[n++] = &f->req;
-        recs[n++] = &f->resp;
-    }
-    append_group(w, from, NULL, recs, n);
-}
-
-int sieve_warc_batch_flush(sieve_warc_batch *b)
-{
-    if (!b)
-        return SIEVE_EINVAL;
-    sieve_warc_fetch *list = b->head;
-    if (!list)
-        return SIEVE_OK;
-    b->head = NULL;
-    b->tail = &b->head;
-    b->n = 0;
-    b->bytes = 0;
-    pthread_mutex_lock(&b->w->lock);
-    append_batch(b->w, list);
-    pthread_mutex_unlock(&b->w->lock);
-    int first = SIEVE_OK;
-    while (list) {
-        sieve_warc_fetch *next = list->next;
-        if (!first)
-            first = list->err;
-        report_written(list, list->err);
-        list = next;
-    }
-    return first;
-}
-
-void sieve_warc_batch_free(sieve_warc_batch *b)
-{
-    if (!b)
-        return;
-    sieve_warc_batch_flush(b);
-    free(b);
 }
 
 void sieve_warc_fetch_abort(sieve_warc_fetch *f)
