@@ -26,7 +26,7 @@
  * re-reads the base), one small allocation per part fetched. Against a
  * base parsed once for a page (sieve_canon_parse_base()), most relative
  * references are joined to it here, as curl would join them, and parsed
- * once (struct sieve_canon_base says how). curl is not handed the
+ * once (url-base.c says how). curl is not handed the
  * fragment where leaving it out provably changes nothing
  * (sieve_canon_fragment_at()). The scratch buffers live on the stack
  * unless a URL is unusually long. */
@@ -40,10 +40,8 @@
 #include "bytes.h"
 #include "sieve/status.h"
 #include "sieve/url.h"
+#include "url-impl.h"
 #include "url-internal.h"
-
-/* Stack scratch size; longer inputs fall back to malloc. */
-#define SCRATCH 4096
 
 struct sieve_canon {
     size_t max_len;
@@ -53,63 +51,6 @@ struct sieve_canon {
     size_t n_strip;
     char **strip; /* lower-cased copies of the patterns */
 };
-
-/* A growable output string over a caller buffer, spilling to the heap. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool heap;
-    bool failed;
-} sbuf;
-
-static void sb_init(sbuf *b, char *stack, size_t cap)
-{
-    *b = (sbuf){.p = stack, .cap = cap};
-}
-
-/* Grows b to hold more bytes; the slow path of sb_reserve(). */
-static bool sb_grow(sbuf *b, size_t more)
-{
-    if (b->failed)
-        return false;
-    size_t cap = b->cap * 2 > b->len + more ? b->cap * 2 : b->len + more;
-    char *p = b->heap ? realloc(b->p, cap) : malloc(cap);
-    if (!p) {
-        b->failed = true;
-        return false;
-    }
-    if (!b->heap)
-        memcpy(p, b->p, b->len);
-    b->p = p;
-    b->cap = cap;
-    b->heap = true;
-    return true;
-}
-
-static inline bool sb_reserve(sbuf *b, size_t more)
-{
-    return b->len + more <= b->cap ? !b->failed : sb_grow(b, more);
-}
-
-static inline void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (n && sb_reserve(b, n)) {
-        memcpy(b->p + b->len, s, n);
-        b->len += n;
-    }
-}
-
-static inline void sb_putc(sbuf *b, char c)
-{
-    if (sb_reserve(b, 1))
-        b->p[b->len++] = c;
-}
-
-static void sb_free(sbuf *b)
-{
-    if (b->heap)
-        free(b->p);
-}
 
 /* ---- character classes ---- */
 
@@ -460,7 +401,7 @@ size_t sieve_canon_max_len(const sieve_canon *c)
     return c->max_len;
 }
 
-static int map_curl(CURLUcode rc)
+int url_map_curl(CURLUcode rc)
 {
     switch (rc) {
     case CURLUE_OK:
@@ -558,7 +499,7 @@ static int get_parts(CURLU *u, parts *p)
 {
     CURLUcode rc = curl_url_get(u, CURLUPART_SCHEME, &p->scheme, 0);
     if (rc)
-        return map_curl(rc);
+        return url_map_curl(rc);
     if (strcasecmp(p->scheme, "http") != 0 && strcasecmp(p->scheme, "https") != 0)
         return SIEVE_ESCHEME;
     /* curl 7.88 reports a failed IDN conversion as out of memory: a host
@@ -568,13 +509,13 @@ static int get_parts(CURLU *u, parts *p)
         return SIEVE_EURL;
     rc = curl_url_get(u, CURLUPART_PORT, &p->port, CURLU_NO_DEFAULT_PORT);
     if (rc && rc != CURLUE_NO_PORT)
-        return map_curl(rc);
+        return url_map_curl(rc);
     rc = curl_url_get(u, CURLUPART_PATH, &p->path, 0);
     if (rc)
-        return map_curl(rc);
+        return url_map_curl(rc);
     rc = curl_url_get(u, CURLUPART_QUERY, &p->query, 0);
     if (rc && rc != CURLUE_NO_QUERY)
-        return map_curl(rc);
+        return url_map_curl(rc);
     return numeric_host_again(u, p);
 }
 
@@ -597,9 +538,9 @@ static int normalize_path(CURLU *u, sbuf *b, const char *path)
     sb_put(&t, b->p, b->len);
     sb_putc(&t, '\0');
     char *clean = NULL;
-    int st = t.failed ? SIEVE_ENOMEM : map_curl(curl_url_set(u, CURLUPART_URL, t.p, 0));
+    int st = t.failed ? SIEVE_ENOMEM : url_map_curl(curl_url_set(u, CURLUPART_URL, t.p, 0));
     if (st == SIEVE_OK)
-        st = map_curl(curl_url_get(u, CURLUPART_PATH, &clean, 0));
+        st = url_map_curl(curl_url_get(u, CURLUPART_PATH, &clean, 0));
     sb_free(&t);
     if (st == SIEVE_OK) {
         b->len = 0;
@@ -656,181 +597,6 @@ static int assemble(const sieve_canon *c, CURLU *u, parts *p, sbuf *out, sieve_c
     return SIEVE_OK;
 }
 
-/* A base parsed once for a page's links. A relative reference given to
- * a handle that holds a base costs curl 7.88 a copy of the handle, the
- * whole base written out again with its printf, and a string join
- * (concat_url() in its urlapi.c) before it parses the joined URL. Where
- * that join only cuts the base and appends the reference - a path from
- * the root, or a relative path, after any "./" and "../" that the join
- * itself strips, all of it printable ASCII - the join is made here, on
- * the base as curl writes it, cut as concat_url() cuts it, and curl is
- * handed the absolute URL it would have built: the same string, parsed by
- * the same function with the same flags, in a new handle. */
-struct sieve_canon_base {
-    CURLU *u;
-    char *url;         /* the base as curl_url_get() writes it */
-    size_t origin_len; /* what a path from the root is appended to */
-    size_t dir_len;    /* what a relative path is appended to, before its
-                          '/': the base without its query and last '/' */
-    size_t path_at;    /* where the path begins after its first '/', or
-                          SIZE_MAX when that cut left none */
-};
-
-/* Cuts url (the base as curl writes it) as concat_url() cuts it. */
-static void base_cuts(sieve_canon_base *b)
-{
-    const char *url = b->url, *host = strstr(url, "//");
-    host = host ? host + 2 : url;
-    /* "/path": up to the first '/' after the host, or a '?' before it */
-    const char *slash = strchr(host, '/'), *query = strchr(host, '?');
-    const char *cut = slash != NULL ? (query != NULL && query < slash ? query : slash) : query;
-    b->origin_len = cut != NULL ? (size_t)(cut - url) : strlen(url);
-    /* "path": without the query, up to the last '/' */
-    size_t end = query != NULL ? (size_t)(query - url) : strlen(url);
-    size_t at = (size_t)(host - url);
-    size_t last = end;
-    while (last > at && url[last - 1] != '/')
-        last--;
-    b->dir_len = last > at ? last - 1 : end;
-    const char *first = memchr(host, '/', b->dir_len - at);
-    b->path_at = first != NULL ? (size_t)(first - url) + 1 : SIZE_MAX;
-}
-
-sieve_canon_base *sieve_canon_parse_base(const char *base)
-{
-    sieve_canon_base *b = calloc(1, sizeof *b);
-    char *scheme = NULL;
-    /* Only http(s): canon() cuts fragments knowing that. */
-    bool ok = b != NULL && (b->u = curl_url()) != NULL &&
-              curl_url_set(b->u, CURLUPART_URL, base, CURLU_URLENCODE) == CURLUE_OK &&
-              curl_url_get(b->u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-              (strcasecmp(scheme, "http") == 0 || strcasecmp(scheme, "https") == 0) &&
-              curl_url_get(b->u, CURLUPART_URL, &b->url, 0) == CURLUE_OK;
-    curl_free(scheme);
-    if (!ok) {
-        sieve_canon_base_free(b);
-        return NULL;
-    }
-    base_cuts(b);
-    return b;
-}
-
-void sieve_canon_base_free(sieve_canon_base *b)
-{
-    if (b == NULL)
-        return;
-    curl_url_cleanup(b->u);
-    curl_free(b->url);
-    free(b);
-}
-
-enum join { JOIN_NONE, JOIN_ORIGIN, JOIN_DIR };
-
-/* Which cut of the base a prepared reference is joined to, if
- * concat_url() would only append it: no scheme, no "//", not a query or
- * a fragment alone. prepare() leaves no byte for the join to encode;
- * checked all the same, since the join must never encode. */
-static enum join join_kind(const char *r)
-{
-    enum join k;
-    if (r[0] == '/')
-        k = r[1] == '/' ? JOIN_NONE : JOIN_ORIGIN;
-    else if (r[0] == '\0' || r[0] == '?' || r[0] == '#' || r[strcspn(r, ":/?#")] == ':')
-        k = JOIN_NONE;
-    else
-        k = JOIN_DIR;
-    for (const unsigned char *p = (const unsigned char *)r; k != JOIN_NONE && *p; p++)
-        if (*p <= 0x20 || *p >= 0x7f)
-            k = JOIN_NONE;
-    return k;
-}
-
-/* Writes into j what concat_url() makes of b and a relative path r. */
-static void join_dir(sbuf *j, const sieve_canon_base *b, const char *r)
-{
-    const char *url = b->url;
-    size_t len = b->dir_len;
-    unsigned up = 0;
-    if (r[0] == '.' && r[1] == '/')
-        r += 2;
-    for (; r[0] == '.' && r[1] == '.' && r[2] == '/'; r += 3)
-        up++;
-    for (; b->path_at != SIZE_MAX && up > 0; up--) {
-        while (len > b->path_at && url[len - 1] != '/')
-            len--;
-        if (len == b->path_at)
-            break; /* no '/' left: the path is cut to nothing */
-        len--;
-    }
-    sb_put(j, url, len);
-    bool path_emptied = b->path_at != SIZE_MAX && len == b->path_at;
-    if (!(r[0] == '/' || r[0] == '?' || path_emptied))
-        sb_putc(j, '/');
-    sb_put(j, r, strlen(r));
-}
-
-/* Parses the base joined with ref as one absolute URL in a new handle. */
-static int parse_joined(CURLU **pu, const sieve_canon_base *b, enum join k, const char *ref)
-{
-    char stack[SCRATCH];
-    sbuf j;
-    sb_init(&j, stack, sizeof stack);
-    if (k == JOIN_ORIGIN) {
-        sb_put(&j, b->url, b->origin_len);
-        sb_put(&j, ref, strlen(ref));
-    } else {
-        join_dir(&j, b, ref);
-    }
-    sb_putc(&j, '\0');
-    CURLU *u = *pu = j.failed ? NULL : curl_url();
-    int st = u == NULL ? SIEVE_ENOMEM : map_curl(curl_url_set(u, CURLUPART_URL, j.p, 0));
-    sb_free(&j);
-    return st;
-}
-
-/* Parses the prepared reference, resolving it against base when needed.
- * With b, a base parsed once for a whole page, the reference is joined to
- * it here or resolved on a copy of its handle: one parse per link instead
- * of two. */
-static int parse(CURLU **pu, const char *base, const sieve_canon_base *b, const char *ref,
-                 bool ref_non_ascii)
-{
-    /* A prepared reference leaves curl only bytes from 0x80 up to encode,
-     * and CURLU_URLENCODE costs a copy one byte at a time: asked for only
-     * when needed. A base string is as the caller gave it: always. */
-    const unsigned fl = ref_non_ascii ? CURLU_URLENCODE : 0;
-    /* curl parses an absolute URL into a new handle even on one that holds
-     * a base: such a reference (38% of the links on the crawl benchmark's
-     * pages) needs neither a copy of the base nor the base parsed. */
-    if (strncasecmp(ref, "http://", 7) == 0 || strncasecmp(ref, "https://", 8) == 0) {
-        base = NULL;
-        b = NULL;
-    }
-    if (b != NULL) {
-        enum join k = ref_non_ascii ? JOIN_NONE : join_kind(ref);
-        if (k != JOIN_NONE)
-            return parse_joined(pu, b, k, ref);
-        *pu = curl_url_dup(b->u);
-        if (*pu == NULL)
-            return SIEVE_ENOMEM;
-        if (ref[0] == '\0' || ref[0] == '#')
-            return SIEVE_OK;
-        return map_curl(curl_url_set(*pu, CURLUPART_URL, ref, fl));
-    }
-    CURLU *u = *pu = curl_url();
-    if (u == NULL)
-        return SIEVE_ENOMEM;
-    if (ref[0] == '\0' || ref[0] == '#') {
-        /* Names the base itself; curl would take the base's directory. */
-        if (!base)
-            return ref[0] ? SIEVE_EURL : SIEVE_EEMPTY;
-        return map_curl(curl_url_set(u, CURLUPART_URL, base, CURLU_URLENCODE));
-    }
-    if (base && curl_url_set(u, CURLUPART_URL, base, CURLU_URLENCODE) != CURLUE_OK)
-        base = NULL; /* an absolute ref does not need it; a relative one fails below */
-    return map_curl(curl_url_set(u, CURLUPART_URL, ref, fl));
-}
-
 static int canon(const sieve_canon *c, const char *base, const sieve_canon_base *base_b,
                  const char *ref, size_t ref_len, char *out, size_t cap, sieve_canon_info *info);
 
@@ -871,7 +637,7 @@ static int canon(const sieve_canon *c, const char *base, const sieve_canon_base 
         non_ascii = has_non_ascii(ref + cut, ref_len - cut);
     CURLU *u = NULL;
     parts p = {0};
-    int st = r.failed ? SIEVE_ENOMEM : parse(&u, base, base_b, r.p, non_ascii);
+    int st = r.failed ? SIEVE_ENOMEM : url_parse_ref(&u, base, base_b, r.p, non_ascii);
     if (st == SIEVE_OK)
         st = get_parts(u, &p);
     if (st == SIEVE_OK)
@@ -903,9 +669,9 @@ int sieve_canon_host(const char *url, char *out, size_t cap, size_t *outlen)
     if (!u)
         return SIEVE_ENOMEM;
     char *scheme = NULL, *host = NULL;
-    int st = map_curl(curl_url_set(u, CURLUPART_URL, url, 0));
+    int st = url_map_curl(curl_url_set(u, CURLUPART_URL, url, 0));
     if (st == SIEVE_OK)
-        st = map_curl(curl_url_get(u, CURLUPART_SCHEME, &scheme, 0));
+        st = url_map_curl(curl_url_get(u, CURLUPART_SCHEME, &scheme, 0));
     if (st == SIEVE_OK && strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
         st = SIEVE_ESCHEME;
     if (st == SIEVE_OK && curl_url_get(u, CURLUPART_HOST, &host, CURLU_PUNYCODE) != CURLUE_OK)
