@@ -9,7 +9,7 @@
 
 #include "sieve/url.h"
 
-/* A base URL parsed once, for the links of a page (url.c). */
+/* A base URL parsed once, for the links of a page (url-base.c). */
 typedef struct sieve_canon_base sieve_canon_base;
 
 /* Parses an absolute http(s) base URL; NULL if it is not one or memory
