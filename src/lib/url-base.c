@@ -53,7 +53,7 @@ sieve_canon_base *sieve_canon_parse_base(const char *base)
 {
     sieve_canon_base *b = calloc(1, sizeof *b);
     char *scheme = NULL;
-    /* Only http(s): canon() cuts fragments knowing that. */
+    /* Only http(s): url.c's canon() cuts fragments knowing that. */
     bool ok = b != NULL && (b->u = curl_url()) != NULL &&
               curl_url_set(b->u, CURLUPART_URL, base, CURLU_URLENCODE) == CURLUE_OK &&
               curl_url_get(b->u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
@@ -81,8 +81,8 @@ enum join { JOIN_NONE, JOIN_ORIGIN, JOIN_DIR };
 
 /* Which cut of the base a prepared reference is joined to, if
  * concat_url() would only append it: no scheme, no "//", not a query or
- * a fragment alone. prepare() leaves no byte for the join to encode;
- * checked all the same, since the join must never encode. */
+ * a fragment alone. url.c's prepare() leaves no byte for the join to
+ * encode; checked all the same, since the join must never encode. */
 static enum join join_kind(const char *r)
 {
     enum join k;
