@@ -1286,7 +1286,7 @@ START_TEST(options_have_the_documented_defaults)
     ck_assert_uint_eq(o.max_url_len, 2048);
     ck_assert_uint_eq(o.max_segments, 20);
     ck_assert_uint_eq(o.max_repeat, 2);
-    ck_assert_ptr_null(o.logger.fn);
+    ck_assert(o.logger.fn == NULL);
     ck_assert_ptr_null(o.proxy);
     ck_assert_ptr_null(o.user);
     sieve_crawler *c = NULL;

@@ -474,7 +474,7 @@ START_TEST(defaults_are_documented_values)
     sieve_frontier_config_init(&cfg);
     ck_assert_uint_eq(cfg.max_url_len, SIEVE_URL_MAX);
     ck_assert_uint_eq(SIEVE_URL_MAX, 8192);
-    ck_assert_ptr_null(cfg.logger.fn);
+    ck_assert(cfg.logger.fn == NULL);
     ck_assert_double_eq(cfg.seen.fp_rate, 1e-4);
     ck_assert(!cfg.politeness.enabled);
     cfg.seen.kind = SIEVE_SEEN_EXACT;
