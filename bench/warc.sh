@@ -3,7 +3,9 @@
 # without --warc on the same site, in the same run.
 #
 # The site and nginx are crawl.sh's (bench/gen-site.c's light pages of
-# about 7 KB with 20 links, served on 127.0.0.1 with keepalive, gzip off)
+# about 7 KB with 20 links, or with --site dense bench/gen-dense.c's pages
+# shaped like a documentation site's; served on 127.0.0.1 with keepalive,
+# gzip off)
 # and every crawl is crawl.sh's "sieve" row: --workers W --concurrency
 # C/W --delay 0 --host-connections C --ignore-robots --quiet -o FILE. The
 # kinds of crawl, run in turn in each round so that a change in the
@@ -61,6 +63,8 @@ memory of each, and the ratio of pages/s with an archive to without.
 
   --workdir DIR       site, nginx prefix and run files (default /tmp/sieve-crawlbench)
   --pages N           site size in pages (default 20000)
+  --site KIND         light (bench/gen-site.c, the default) or dense
+                      (bench/gen-dense.c), as in bench/crawl.sh
   --reps R            rounds; the report shows medians (default 5)
   --gz                also crawl with a .gz archive (compressed on threads)
   --base PATH         a second sieve binary, run in the same rounds
@@ -87,6 +91,7 @@ parse_warc_args() {
     while (($#)); do
         case $1 in
         --pages) PAGES=${2:?}; shift 2; continue ;;
+        --site) SITE=${2:?}; shift 2; continue ;;
         --gz) KINDS="none warc gz"; shift; continue ;;
         --base) BASE=${2:?}; shift 2; continue ;;
         esac
@@ -98,6 +103,7 @@ parse_warc_args() {
     for v in "$PAGES" "$CONC" "$WORKERS" "$REPS" "$NGINX_WORKERS" "$LIMIT"; do
         is_uint "$v" || bad "'$v' is not a positive integer"
     done
+    [[ $SITE == light || $SITE == dense ]] || bad "--site is light or dense, not '$SITE'"
     ((CONC % WORKERS == 0)) || bad "--concurrency $CONC is not a multiple of --workers $WORKERS"
     if [[ -n $PORT ]] && { ! is_uint "$PORT" || ((PORT > 65535)); }; then
         bad "bad port '$PORT'"
@@ -263,8 +269,8 @@ warc_intervals() {
 }
 
 warc_main() {
-    parse_warc_args "$@"
     SITE=light
+    parse_warc_args "$@"
     prepare_bench
     RESULTS=$WORKDIR/runs/warc-results.txt
     : >"$RESULTS"
