@@ -130,14 +130,14 @@ void wire_start(xfer *x)
     x->digest[0] = '\0';
     x->ip[0] = '\0';
     /* without one (not asked for, or out of memory) the record has none */
-    x->body_digest.ctx = NULL;
+    x->body_digest.running = false;
     if (c->o.payload_digest)
-        digest_start(&x->body_digest);
+        sieve_sha1_start(&x->body_digest);
 }
 
 bool wire_body(xfer *x, const char *data, size_t n)
 {
-    digest_add(&x->body_digest, data, n);
+    sieve_sha1_add(&x->body_digest, data, n);
     x->t.wire_bytes += n;
     const sieve_crawl_callbacks *cb = &x->c->cb;
     return cb->on_response_body == NULL ||
@@ -176,8 +176,8 @@ void wire_end(xfer *x, CURLcode result, bool aborted)
     x->t.truncated = truncation(x, result);
     x->t.aborted = aborted;
     x->t.has_record = !aborted && !x->t.retried && x->kind != &xfer_robots;
-    if (x->body_digest.ctx != NULL)
-        digest_end(&x->body_digest, x->digest);
+    if (x->body_digest.running)
+        sieve_sha1_end(&x->body_digest, x->digest);
     if (x->c->cb.on_transfer_end != NULL) {
         x->in_transfer_end = true;
         x->c->cb.on_transfer_end(x->c->ud, &x->t);

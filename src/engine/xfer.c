@@ -201,7 +201,7 @@ void xfer_release(xfer *x)
     wire_end(x, CURLE_ABORTED_BY_CALLBACK, true); /* a no-op unless it was dropped */
     decoder_free(x->dec);
     x->dec = NULL;
-    digest_drop(&x->body_digest);
+    sieve_sha1_free(&x->body_digest);
     x->busy = false;
     atomic_fetch_sub(&x->c->n.in_flight, 1);
 }

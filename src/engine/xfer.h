@@ -26,9 +26,9 @@
 #include <curl/curl.h>
 
 #include "decode.h"
-#include "digest.h"
 #include "engine.h"
 #include "sieve/links.h"
+#include "sha1.h"
 #include "sieve/sitemap.h"
 
 typedef struct worker worker;
@@ -83,8 +83,8 @@ struct xfer {
     decode_coding coding;   /* of the response, from its Content-Encoding */
     bool in_head;           /* between a status line and its blank line */
     decoder *dec;           /* NULL: identity, or no body yet */
-    digest body_digest;     /* of the body as received */
-    char digest[DIGEST_SIZE];
+    sieve_sha1 body_digest; /* of the body as received */
+    char digest[SIEVE_SHA1_TEXT_SIZE];
     char ip[48];
 
     /* the kinds' own state */

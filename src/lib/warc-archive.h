@@ -74,7 +74,7 @@ struct rec {
     bool started;    /* the head went into the spool; body bytes follow */
     bool closing;    /* the feeder asked for it to be closed */
     bool closed;     /* trailer written, spool finished, digests made */
-    warc_sha1 block, payload;
+    sieve_sha1 block, payload;
     uint64_t head_len, body_len;
     warc_spool spool;
     char block_digest[WARC_DIGEST_SIZE];

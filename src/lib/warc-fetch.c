@@ -69,11 +69,11 @@ _Static_assert(sizeof EMPTY_SHA1 == WARC_DIGEST_SIZE, "a digest's text");
 /* Stores bytes of the block: hashed, then spooled (and deflated). */
 static int rec_store(struct rec *r, const void *data, size_t len, bool payload)
 {
-    if (payload && len && !r->payload.running && warc_sha1_init(&r->payload))
+    if (payload && len && !r->payload.running && sieve_sha1_start(&r->payload))
         return SIEVE_ENOMEM;
-    warc_sha1_update(&r->block, data, len);
+    sieve_sha1_add(&r->block, data, len);
     if (payload)
-        warc_sha1_update(&r->payload, data, len);
+        sieve_sha1_add(&r->payload, data, len);
     return warc_spool_write(&r->spool, data, len);
 }
 
@@ -85,9 +85,9 @@ static int rec_seal(struct rec *r)
         rc = warc_spool_finish(&r->spool);
     if (rc)
         return rc;
-    warc_sha1_final(&r->block, r->block_digest);
+    sieve_sha1_end(&r->block, r->block_digest);
     if (r->payload.running)
-        warc_sha1_final(&r->payload, r->payload_digest);
+        sieve_sha1_end(&r->payload, r->payload_digest);
     else
         memcpy(r->payload_digest, EMPTY_SHA1, sizeof EMPTY_SHA1);
     r->closed = true;
@@ -177,7 +177,7 @@ static int rec_start(sieve_warc_fetch *f, struct rec *r)
         return rc;
     if (response && strncmp(r->head.data, "HTTP/", 5) != 0)
         return SIEVE_EINVAL;
-    if ((rc = warc_sha1_init(&r->block)))
+    if ((rc = sieve_sha1_start(&r->block)))
         return rc;
     r->started = true;
     /* Rewritten whole, then fed as one piece: one job, not one a line. */

@@ -1,6 +1,6 @@
 /* warc-internal.h - the pieces the WARC writer, reader and indexer share.
  *
- * warc-record.c   record IDs, dates, SHA-1 digests (libcrypto) in base32
+ * warc-record.c   record IDs, dates, numbers (digests: sha1.c)
  * warc-spool.c    a record's block as it is fed: memory, then a temporary
  *                 file, raw or deflated into a gzip member's body
  * warc-zq.c       .gz archives: the compression threads and their bounded
@@ -22,39 +22,17 @@
 #include <stdint.h>
 #include <zlib.h>
 
-#include <openssl/evp.h>
-
+#include "sha1.h"
 #include "sieve/warc.h"
 
 /* ---- warc-record.c ---- */
 
 /* "sha1:" and 32 base32 characters, with the NUL. */
 #define WARC_DIGEST_SIZE SIEVE_WARC_DIGEST_SIZE
+_Static_assert(WARC_DIGEST_SIZE == SIEVE_SHA1_TEXT_SIZE, "a digest's text");
 
 /* "2026-11-24T10:00:00.123456Z" with the NUL. */
 #define WARC_DATE_SIZE 28
-
-/* A SHA-1. Its context outlives a digest, so that a record made again
- * (warc-fetch.c keeps spare fetches) starts its digests without
- * allocating. */
-typedef struct warc_sha1 {
-    EVP_MD_CTX *ctx; /* NULL until the first init */
-    bool running;    /* between init and final */
-} warc_sha1;
-
-/* The SHA-1 implementation, fetched once per process. NULL when libcrypto
- * has none (a FIPS build without SHA-1). */
-const EVP_MD *warc_sha1_md(void);
-
-int warc_sha1_init(warc_sha1 *h);
-void warc_sha1_update(warc_sha1 *h, const void *data, size_t len);
-/* Writes "sha1:BASE32" into out; the context stays for the next init. */
-void warc_sha1_final(warc_sha1 *h, char out[WARC_DIGEST_SIZE]);
-/* Frees the context; h can be started again. */
-void warc_sha1_free(warc_sha1 *h);
-
-/* RFC 4648 base32 of 20 bytes: 32 characters and a NUL. */
-void warc_base32_20(const unsigned char in[20], char out[33]);
 
 /* A random (version 4) "urn:uuid:..." from getrandom(). SIEVE_OK or
  * SIEVE_EIO. */

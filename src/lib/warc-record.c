@@ -1,11 +1,5 @@
-/* warc-record.c - the small pieces of a WARC record: IDs, dates, digests.
- *
- * Digests are SHA-1 from libcrypto's EVP interface, never our own code:
- * the one implementation is fetched once per process (EVP_MD_fetch), so
- * starting a digest - four per fetch - does not look the algorithm up in
- * the provider tables each time. They are written the way Heritrix, wget,
- * warcio and pywb write them, "sha1:" and the 20 bytes in RFC 4648
- * base32, which is what CDX indexes carry and replay tools compare.
+/* warc-record.c - the small pieces of a WARC record: IDs, dates, numbers.
+ * Its digests are sha1.c's.
  *
  * Record IDs are version 4 UUIDs from getrandom(): 122 random bits, so two
  * crawls writing into one collection never collide, and no state is kept
@@ -21,73 +15,6 @@
 #include <time.h>
 
 #include "warc-internal.h"
-
-static EVP_MD *sha1_md;
-static pthread_once_t sha1_once = PTHREAD_ONCE_INIT;
-
-static void sha1_fetch(void)
-{
-    sha1_md = EVP_MD_fetch(NULL, "SHA1", NULL);
-}
-
-const EVP_MD *warc_sha1_md(void)
-{
-    pthread_once(&sha1_once, sha1_fetch);
-    return sha1_md;
-}
-
-int warc_sha1_init(warc_sha1 *h)
-{
-    const EVP_MD *md = warc_sha1_md();
-    if (!h->ctx && md)
-        h->ctx = EVP_MD_CTX_new();
-    if (!h->ctx)
-        return SIEVE_ENOMEM;
-    if (EVP_DigestInit_ex(h->ctx, md, NULL) != 1) {
-        warc_sha1_free(h);
-        return SIEVE_ENOMEM;
-    }
-    h->running = true;
-    return SIEVE_OK;
-}
-
-void warc_sha1_update(warc_sha1 *h, const void *data, size_t len)
-{
-    if (len)
-        EVP_DigestUpdate(h->ctx, data, len);
-}
-
-void warc_sha1_final(warc_sha1 *h, char out[WARC_DIGEST_SIZE])
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_DigestFinal_ex(h->ctx, md, &n);
-    h->running = false;
-    memcpy(out, "sha1:", 5);
-    warc_base32_20(md, out + 5);
-}
-
-void warc_sha1_free(warc_sha1 *h)
-{
-    EVP_MD_CTX_free(h->ctx);
-    h->ctx = NULL;
-    h->running = false;
-}
-
-void warc_base32_20(const unsigned char in[20], char out[33])
-{
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    /* 20 bytes are 160 bits: four groups of five bytes, eight characters
-     * each, no padding. */
-    for (int g = 0; g < 4; g++) {
-        const unsigned char *b = in + 5 * g;
-        uint64_t v = (uint64_t)b[0] << 32 | (uint64_t)b[1] << 24 | (uint64_t)b[2] << 16 |
-                     (uint64_t)b[3] << 8 | b[4];
-        for (int i = 7; i >= 0; i--, v >>= 5)
-            out[8 * g + i] = alphabet[v & 31];
-    }
-    out[32] = '\0';
-}
 
 /* Random bytes for record IDs, from a reserve each thread refills with
  * one getrandom() call for sixteen IDs: two calls per fetch were a tenth

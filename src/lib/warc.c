@@ -184,8 +184,8 @@ void warc_rec_free(struct rec *r)
 {
     warc_buf_free(&r->head);
     warc_buf_free(&r->out);
-    warc_sha1_free(&r->block);
-    warc_sha1_free(&r->payload);
+    sieve_sha1_free(&r->block);
+    sieve_sha1_free(&r->payload);
     warc_spool_free(&r->spool);
 }
 
@@ -213,10 +213,10 @@ static int write_warcinfo(sieve_warc *w, const char *name)
     if (!rc)
         rc = warcinfo_text(w, &block);
     if (!rc)
-        rc = warc_sha1_init(&r.block);
+        rc = sieve_sha1_start(&r.block);
     if (!rc) {
-        warc_sha1_update(&r.block, block.data, block.len);
-        warc_sha1_final(&r.block, r.block_digest);
+        sieve_sha1_add(&r.block, block.data, block.len);
+        sieve_sha1_end(&r.block, r.block_digest);
         rc = warc_spool_write(&r.spool, block.data, block.len);
     }
     if (!rc)
@@ -468,7 +468,7 @@ int sieve_warc_open(sieve_warc **out, const char *path, const sieve_warc_options
     int rc = check_options(o);
     if (rc)
         return rc;
-    if (!warc_sha1_md())
+    if (!sieve_sha1_available())
         return SIEVE_ENOMEM;
     sieve_warc *w = calloc(1, sizeof *w);
     if (!w)
