@@ -1,12 +1,11 @@
 /* links-internal.h - what the link extractor's files share: its limits,
  * its state (struct sieve_links), and the few functions one file calls in
- * another. links.c holds the extractor's API, libxml2's callbacks and the
- * links' canonicalization; links-bound.c counts what libxml2 may read so
- * its work stays linear (see "Bounding libxml2's work" there);
- * links-squeeze.c leaves out of libxml2's input what cannot change a link
- * (see "Skipping text" and "Squeezing markup" there). Also the switches
- * tests use to compare what libxml2 finds when it sees the whole page
- * with what it finds when the extractor leaves parts out. */
+ * another. links.c holds the extractor's API and libxml2's callbacks;
+ * links-href.c canonicalizes a page's hrefs once each; links-bound.c counts what libxml2 may read
+ * so its work stays linear (see "Bounding libxml2's work" there); links-squeeze.c leaves out of
+ * libxml2's input what cannot change a link (see "Skipping text" and "Squeezing markup" there).
+ * Also the switches tests use to compare what libxml2 finds when it sees the whole page with what
+ * it finds when the extractor leaves parts out. */
 #ifndef SIEVE_LINKS_INTERNAL_H
 #define SIEVE_LINKS_INTERNAL_H
 
@@ -174,6 +173,16 @@ struct sieve_links {
     bool enc_keeps_ascii;                   /* and whether it keeps ASCII */
     sieve_links_stats st;
 };
+
+/* links-href.c: the link that value (n bytes) names against the current
+ * base, into link: SIEVE_SEEN when the memo knows it, else canonicalized
+ * (lx->out) or copied from the page's table. */
+void lx_resolve(sieve_links *lx, const char *value, size_t n, sieve_link *link);
+/* links-href.c: the memo key seeds of a new base. */
+void lx_memo_seeds(sieve_links *lx);
+/* links-href.c: a page's table emptied (its memory kept), or freed. */
+void lx_hrefs_clear(struct href_table *t);
+void lx_hrefs_free(struct href_table *t);
 
 /* links.c: one call into libxml2 (see its comment there). */
 void lx_parse(sieve_links *lx, const char *p, size_t len, int terminate);
