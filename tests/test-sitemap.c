@@ -855,7 +855,7 @@ START_TEST(malformed_xml_keeps_earlier_entries)
 }
 END_TEST
 
-/* Bounded cost: see sitemap.c. The tests count what libxml2 was let do
+/* Bounded cost: see sitemap-xml.c. The tests count what libxml2 was let do
  * (entries delivered, where the parse stopped) rather than time it;
  * bench/hostile.c has the times. */
 
