@@ -129,6 +129,7 @@ void worker_free(worker *w)
         free(x->body);
         sieve_links_free(x->lx);
         sieve_sitemap_free(x->sm);
+        sieve_sha1_free(&x->body_digest); /* kept from transfer to transfer */
         if (x->easy != NULL)
             curl_easy_cleanup(x->easy);
     }

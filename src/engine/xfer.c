@@ -201,7 +201,6 @@ void xfer_release(xfer *x)
     wire_end(x, CURLE_ABORTED_BY_CALLBACK, true); /* a no-op unless it was dropped */
     decoder_free(x->dec);
     x->dec = NULL;
-    sieve_sha1_free(&x->body_digest);
     x->busy = false;
     atomic_fetch_sub(&x->c->n.in_flight, 1);
 }
