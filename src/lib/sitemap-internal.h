@@ -14,22 +14,6 @@
 
 #include "sieve/sitemap.h"
 
-/* libxml2 is always fed pieces of exactly this many bytes (the last one
- * of a document excepted). */
-#define PIECE (16 * 1024)
-
-/* Deepest nesting of elements read: libxml2's own limit for documents it
- * builds a tree of (xmlParserMaxDepth), which a SAX-only push parse does
- * not check. */
-#define MAX_DEPTH 256
-
-/* Most namespace prefixes in scope at once. */
-#define MAX_NAMESPACES 256
-
-/* Most '|' a DOCTYPE libxml2 holds may have: libxml2 checks each value of
- * an enumerated attribute type against all the earlier ones. */
-#define MAX_DTD_CHOICES 1024
-
 enum raw_state { RAW_START, RAW_MAGIC1, RAW_PLAIN, RAW_GZIP };
 enum content_state { CT_DETECT, CT_XML, CT_TEXT };
 enum capture { CAP_NONE, CAP_LOC, CAP_LASTMOD };
@@ -64,7 +48,7 @@ struct sieve_sitemap {
     size_t head_len;
 
     xmlParserCtxtPtr xml;
-    char *stage; /* PIECE bytes */
+    char *stage; /* a piece of the XML stream (sitemap-xml.c) */
     size_t stage_len;
     size_t held_attrs; /* '=' in what libxml2 holds */
     unsigned depth;    /* open elements */

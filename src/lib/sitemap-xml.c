@@ -31,8 +31,24 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sitemap-internal.h"
 #include "sieve/status.h"
+#include "sitemap-internal.h"
+
+/* libxml2 is always fed pieces of exactly this many bytes (the last one
+ * of a document excepted). */
+#define PIECE (16 * 1024)
+
+/* Deepest nesting of elements read: libxml2's own limit for documents it
+ * builds a tree of (xmlParserMaxDepth), which a SAX-only push parse does
+ * not check. */
+#define MAX_DEPTH 256
+
+/* Most namespace prefixes in scope at once. */
+#define MAX_NAMESPACES 256
+
+/* Most '|' a DOCTYPE libxml2 holds may have: libxml2 checks each value of
+ * an enumerated attribute type against all the earlier ones. */
+#define MAX_DTD_CHOICES 1024
 
 /* The local part of a name: "sm:url" when a prefix was left unbound. */
 static const char *local_name(const xmlChar *name)
