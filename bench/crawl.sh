@@ -261,6 +261,24 @@ make_site() {
     SITE_NOTE=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "generated in %.1f s", b - a }')
 }
 
+# warm_site DIR: reads every file of the site, so that the crawl after it
+# finds the site in the page cache. Done before each crawl, not once: some
+# machines reclaim page cache that looks cold on their own (a virtual
+# machine's proactive reclaim, such as DAMON's pageout scheme), and a crawl
+# whose server reads the site back from the disk measures the disk: nginx's
+# workers wait on the reads and the cores go idle.
+warm_site() {
+    find "$1" -type f -exec cat {} + >/dev/null
+}
+
+# Page-cache pages read back in after an eviction, so far, all processes
+# (/proc/vmstat; 0 where the kernel does not count them). A crawl during
+# which this grows by hundreds had its server wait for the disk.
+refaults() {
+    awk '$1 == "workingset_refault_file" { print $2; found = 1 }
+        END { if (!found) print 0 }' /proc/vmstat
+}
+
 NGINX_PREFIX=""
 NGINX_RUNNING=0
 
@@ -349,6 +367,7 @@ run_one() {
         cmd=(wget2 -r -l inf -O /dev/null --robots=off --no-parent -q
             --max-threads "$CONC" "$url")
     fi
+    warm_site "$SITE_DIR"
     : >"$log"
     # timeout runs inside time, in the foreground so that ^C reaches the
     # crawler; wait4 reports the crawler's CPU and peak RSS through it.
@@ -531,8 +550,6 @@ main() {
         echo
         echo "Site $n: $pages HTML pages (index included), $files files, $missing missing pages" \
             "linked: $urls URLs in all; $(du -sh "$SITE_DIR" | cut -f1); $SITE_NOTE"
-        # Read every file once so that no run pays for the disk.
-        find "$SITE_DIR" -type f -exec cat {} + >/dev/null
         start_nginx "$SITE_DIR"
         for ((rep = 1; rep <= REPS; rep++)); do
             run_one sieve "$n" "$rep"

@@ -15,16 +15,20 @@
 #   warc   --warc WORKDIR/runs/bench.warc (plain)
 #   gz     --warc WORKDIR/runs/bench.warc.gz (with --gz)
 #
-# Before each crawl the archive of the one before is removed, the disk
-# synced and two seconds left for the file system to settle, so that no
-# crawl pays for another's writeback or deletion. Archives kept instead
+# Before each crawl the archive of the one before is removed, the site
+# read into the page cache again (warm_site in crawl.sh), the disk synced
+# and two seconds left for the file system to settle, so that no crawl pays
+# for another's writeback or deletion, or for the site's pages coming back
+# from the disk. Archives kept instead
 # made the later rounds slower (the system time of a crawl with an archive
 # grew from 0.5 to 1 s after the third round here). With --base BIN, a second
 # sieve binary runs the same kinds in the same rounds (a before/after of
 # a change). Each crawl runs under /usr/bin/time: wall, user and system
 # CPU, peak RSS and voluntary context switches of the crawler; the
 # machine's idle time during the crawl (/proc/stat: idle and iowait, in
-# CPU seconds over all cores) says whether the cores were saturated.
+# CPU seconds over all cores) says whether the cores were saturated, and
+# the page-cache refaults during it (/proc/vmstat) whether something, most
+# often nginx reading the site, waited for the disk.
 #
 # The report: one row per crawl, then per binary the medians of each kind
 # and the median over the rounds of each round's pages/s with an archive
@@ -118,13 +122,15 @@ crawl_kind() {
     local tf=$WORKDIR/runs/$tag-$rep.time out=$WORKDIR/runs/$tag-$rep.out
     local rec=$WORKDIR/runs/$tag-$rep.jsonl archive=() rc=0
     rm -f "$WORKDIR"/runs/*.warc "$WORKDIR"/runs/*.warc.gz
+    warm_site "$SITE_DIR"
     sync
     sleep 2
     case $kind in
     warc) archive=(--warc "$WORKDIR/runs/$tag-$rep.warc") ;;
     gz) archive=(--warc "$WORKDIR/runs/$tag-$rep.warc.gz") ;;
     esac
-    local idle0 idle1
+    local idle0 idle1 refaults0 refaults1
+    refaults0=$(refaults)
     idle0=$(idle_ticks)
     # shellcheck disable=SC2086 # SIEVE_ARGS is split into arguments on purpose
     /usr/bin/time -f '%e %U %S %M %w' -o "$tf" timeout --foreground -k 10 "$LIMIT" \
@@ -132,6 +138,7 @@ crawl_kind() {
         --host-connections "$CONC" --ignore-robots --quiet -o "$rec" $SIEVE_ARGS "${archive[@]}" "$URL" \
         >"$out" 2>&1 || rc=$?
     idle1=$(idle_ticks)
+    refaults1=$(refaults)
     if ((rc != 0)); then
         echo "warc.sh: $label $kind (round $rep) exited $rc; its output:" >&2
         tail -n 5 "$out" >&2
@@ -145,11 +152,12 @@ crawl_kind() {
     rm -f "$rec"
     local idle
     idle=$(awk -v a="$idle0" -v b="$idle1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }')
-    echo "$tag $rep $rc $wall $user $sys $rss $vcs $records $idle" >>"$RESULTS"
+    local paged=$((refaults1 - refaults0))
+    echo "$tag $rep $rc $wall $user $sys $rss $vcs $records $idle $paged" >>"$RESULTS"
     awk -v l="$label" -v k="$kind" -v r="$rep" -v w="$wall" -v u="$user" -v s="$sys" -v m="$rss" \
-        -v v="$vcs" -v n="$records" -v i="$idle" 'BEGIN {
-        printf "  %-4s %-4s round %2d: %6d records %6.2f s %7.0f pages/s  user %5.2f s  sys %5.2f s  %6.1f MiB  %5d waits  idle %5.2f s\n",
-        l, k, r, n, w, (w > 0 ? n / w : 0), u, s, m / 1024, v, i }'
+        -v v="$vcs" -v n="$records" -v i="$idle" -v f="$paged" 'BEGIN {
+        printf "  %-4s %-4s round %2d: %6d records %6.2f s %7.0f pages/s  user %5.2f s  sys %5.2f s  %6.1f MiB  %5d waits  idle %5.2f s  %5d refaults\n",
+        l, k, r, n, w, (w > 0 ? n / w : 0), u, s, m / 1024, v, i, f }'
 }
 
 # The machine's idle and iowait ticks so far, all cores (/proc/stat).
@@ -173,22 +181,23 @@ warc_report() {
     echo
     echo "Medians over $REPS rounds. pages/s = records / wall s; CPU us/page = (user + system) / records;"
     echo "waits = voluntary context switches of the crawler; idle = the machine's idle and iowait CPU s"
-    echo "during the crawl; ratio = pages/s against \"none\" of the same round and binary, the median of"
-    echo "the rounds' ratios (their range in brackets)."
+    echo "during the crawl; refaults = page-cache pages read back from the disk during the crawl, any"
+    echo "process's (the server's reads of an evicted site among them); ratio = pages/s against \"none\""
+    echo "of the same round and binary, the median of the rounds' ratios (their range in brackets)."
     echo
-    printf '%-6s %-5s %8s %9s %7s %7s %12s %8s %6s %6s  %s\n' binary kind records pages/s "user s" \
-        "sys s" "CPU us/page" "RSS MiB" waits idle ratio
+    printf '%-6s %-5s %8s %9s %7s %7s %12s %8s %6s %6s %8s  %s\n' binary kind records pages/s "user s" \
+        "sys s" "CPU us/page" "RSS MiB" waits idle refaults ratio
     local label kind
     for label in $LABELS; do
         for kind in $KINDS; do
             local t=$label-$kind
             awk -v l="$label" -v k="$kind" -v n="$(col "$t" 9 | med)" -v w="$(col "$t" 4 | med)" \
                 -v u="$(col "$t" 5 | med)" -v s="$(col "$t" 6 | med)" -v m="$(col "$t" 7 | med)" \
-                -v v="$(col "$t" 8 | med)" -v i="$(col "$t" 10 | med)" \
+                -v v="$(col "$t" 8 | med)" -v i="$(col "$t" 10 | med)" -v f="$(col "$t" 11 | med)" \
                 -v c="$(awk -v t="$t" '$1 == t && $9 > 0 { print 1e6 * ($5 + $6) / $9 }' "$RESULTS" | med)" \
                 -v ratio="$(ratios "$label" "$kind")" 'BEGIN {
-                printf "%-6s %-5s %8d %9.0f %7.2f %7.2f %12.1f %8.1f %6d %6.2f  %s\n",
-                l, k, n, (w > 0 ? n / w : 0), u, s, c, m / 1024, v, i, ratio }'
+                printf "%-6s %-5s %8d %9.0f %7.2f %7.2f %12.1f %8.1f %6d %6.2f %8d  %s\n",
+                l, k, n, (w > 0 ? n / w : 0), u, s, c, m / 1024, v, i, f, ratio }'
         done
     done
 }
@@ -293,7 +302,6 @@ warc_main() {
     make_site "$PAGES"
     read -r _ pages _ files _ missing _ urls <<<"$SITE_COUNTS"
     echo "site: $pages HTML pages, $files files, $missing missing pages linked: $urls URLs; $SITE_NOTE"
-    find "$SITE_DIR" -type f -exec cat {} + >/dev/null # page cache warm
     start_nginx "$SITE_DIR" >/dev/null
     URL="http://127.0.0.1:$PORT/index.html"
     echo "sieve crawl --workers $WORKERS --concurrency $((CONC / WORKERS)) --delay 0" \
