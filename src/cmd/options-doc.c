@@ -129,6 +129,45 @@ static void help_text(const opt_def *d, const void *defaults, char *buf, size_t 
         snprintf(buf, cap, "%s", d->help);
 }
 
+/* ---- the walk over a table -------------------------------------------- */
+
+/* Whether row i's section was named by a row before it. */
+static bool section_seen_before(const opt_command *cmd, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(cmd->opts[j].section, cmd->opts[i].section) == 0)
+            return true;
+    return false;
+}
+
+/* How --help and the man page differ in writing an option table. The walk
+ * itself (each section where its first option stands, then every option
+ * of that section in table order) is each_option()'s, shared. */
+typedef struct {
+    void (*section)(FILE *out, const char *name);
+    void (*option)(FILE *out, const opt_def *d, const char *arg, const char *text);
+} doc_format;
+
+static void each_option(const opt_command *cmd, const doc_format *f, FILE *out)
+{
+    void *defaults = defaults_new(cmd);
+    for (size_t i = 0; i < cmd->n_opts; i++) {
+        if (section_seen_before(cmd, i))
+            continue;
+        f->section(out, cmd->opts[i].section);
+        for (size_t j = i; j < cmd->n_opts; j++) {
+            const opt_def *d = &cmd->opts[j];
+            if (strcmp(d->section, cmd->opts[i].section) != 0)
+                continue;
+            char an[160], text[1024];
+            const char *a = arg_name(d, an, sizeof an);
+            help_text(d, defaults, text, sizeof text);
+            f->option(out, d, a, text);
+        }
+    }
+    defaults_free(cmd, defaults);
+}
+
 /* ---- --help ----------------------------------------------------------- */
 
 /* Writes text from column col, wrapping at HELP_WIDTH and indenting the
@@ -182,42 +221,31 @@ static void paragraphs(FILE *out, const char *text, size_t indent)
     }
 }
 
-/* Calls fn for each distinct section, in the order they first appear. */
-static bool section_seen_before(const opt_command *cmd, size_t i)
+static void help_section(FILE *out, const char *name)
 {
-    for (size_t j = 0; j < i; j++)
-        if (strcmp(cmd->opts[j].section, cmd->opts[i].section) == 0)
-            return true;
-    return false;
+    fprintf(out, "\n%s:\n", name);
+}
+
+static void help_option(FILE *out, const opt_def *d, const char *a, const char *text)
+{
+    char left[160];
+    int len = snprintf(left, sizeof left, "  %c%c%s--%s%s%s", d->letter ? '-' : ' ',
+                       d->letter ? d->letter : ' ', d->letter ? ", " : "  ", d->name, a ? " " : "",
+                       a ? a : "");
+    fputs(left, out);
+    if (len + 2 > HELP_COL)
+        fprintf(out, "\n%*s", HELP_COL, "");
+    else
+        fprintf(out, "%*s", HELP_COL - len, "");
+    wrap(out, text, HELP_COL, HELP_COL);
 }
 
 void opt_help(const opt_command *cmd, FILE *out)
 {
-    void *defaults = defaults_new(cmd);
+    static const doc_format help = {help_section, help_option};
     fprintf(out, "usage: sieve %s [OPTIONS] %s\n\n", cmd->name, cmd->operands);
     paragraphs(out, cmd->description, 0);
-    for (size_t i = 0; i < cmd->n_opts; i++) {
-        if (section_seen_before(cmd, i))
-            continue;
-        fprintf(out, "\n%s:\n", cmd->opts[i].section);
-        for (size_t j = i; j < cmd->n_opts; j++) {
-            const opt_def *d = &cmd->opts[j];
-            if (strcmp(d->section, cmd->opts[i].section) != 0)
-                continue;
-            char left[160], an[160], text[1024];
-            const char *a = arg_name(d, an, sizeof an);
-            int len = snprintf(left, sizeof left, "  %c%c%s--%s%s%s", d->letter ? '-' : ' ',
-                               d->letter ? d->letter : ' ', d->letter ? ", " : "  ", d->name,
-                               a ? " " : "", a ? a : "");
-            help_text(d, defaults, text, sizeof text);
-            fputs(left, out);
-            if (len + 2 > HELP_COL)
-                fprintf(out, "\n%*s", HELP_COL, "");
-            else
-                fprintf(out, "%*s", HELP_COL - len, "");
-            wrap(out, text, HELP_COL, HELP_COL);
-        }
-    }
+    each_option(cmd, &help, out);
     for (size_t i = 0; i < cmd->n_notes; i++) {
         fprintf(out, "\n%s:\n", cmd->notes[i].title);
         paragraphs(out, cmd->notes[i].text, 2);
@@ -230,7 +258,6 @@ void opt_help(const opt_command *cmd, FILE *out)
             wrap(out, cmd->exits[i].meaning, 7, 7);
         }
     }
-    defaults_free(cmd, defaults);
 }
 
 /* ---- man page --------------------------------------------------------- */
@@ -279,41 +306,38 @@ static void upper(char *dst, size_t cap, const char *src)
     dst[i] = '\0';
 }
 
+static void man_section(FILE *out, const char *name)
+{
+    fprintf(out, ".SS \"%s\"\n", name);
+}
+
+static void man_option(FILE *out, const opt_def *d, const char *a, const char *text)
+{
+    fputs(".TP\n", out);
+    if (d->letter != 0)
+        fprintf(out, "\\fB\\-%c\\fR, ", d->letter);
+    fputs("\\fB\\-\\-", out);
+    opt_roff(out, d->name);
+    fputs("\\fR", out);
+    if (a != NULL) {
+        fputs(" \\fI", out);
+        opt_roff(out, a);
+        fputs("\\fR", out);
+    }
+    fputc('\n', out);
+    opt_roff(out, text);
+    fputs(".\n", out);
+}
+
 void opt_man(const opt_command *cmd, FILE *out)
 {
-    void *defaults = defaults_new(cmd);
+    static const doc_format man = {man_section, man_option};
     char title[128];
     upper(title, sizeof title, cmd->name);
     fprintf(out, ".SH \"SIEVE %s\"\n", title);
     roff_paragraphs(out, cmd->description);
     fprintf(out, ".SH OPTIONS\n");
-    for (size_t i = 0; i < cmd->n_opts; i++) {
-        if (section_seen_before(cmd, i))
-            continue;
-        fprintf(out, ".SS \"%s\"\n", cmd->opts[i].section);
-        for (size_t j = i; j < cmd->n_opts; j++) {
-            const opt_def *d = &cmd->opts[j];
-            if (strcmp(d->section, cmd->opts[i].section) != 0)
-                continue;
-            char an[160], text[1024];
-            const char *a = arg_name(d, an, sizeof an);
-            fputs(".TP\n", out);
-            if (d->letter != 0)
-                fprintf(out, "\\fB\\-%c\\fR, ", d->letter);
-            fputs("\\fB\\-\\-", out);
-            opt_roff(out, d->name);
-            fputs("\\fR", out);
-            if (a != NULL) {
-                fputs(" \\fI", out);
-                opt_roff(out, a);
-                fputs("\\fR", out);
-            }
-            fputc('\n', out);
-            help_text(d, defaults, text, sizeof text);
-            opt_roff(out, text);
-            fputs(".\n", out);
-        }
-    }
+    each_option(cmd, &man, out);
     for (size_t i = 0; i < cmd->n_notes; i++) {
         upper(title, sizeof title, cmd->notes[i].title);
         fprintf(out, ".SH \"%s\"\n", title);
@@ -327,7 +351,6 @@ void opt_man(const opt_command *cmd, FILE *out)
             fputs(".\n", out);
         }
     }
-    defaults_free(cmd, defaults);
 }
 
 /* ---- bash completion -------------------------------------------------- */
