@@ -19,16 +19,16 @@
 # read into the page cache again (warm_site in crawl.sh), the disk synced
 # and two seconds left for the file system to settle, so that no crawl pays
 # for another's writeback or deletion, or for the site's pages coming back
-# from the disk. Archives kept instead
-# made the later rounds slower (the system time of a crawl with an archive
-# grew from 0.5 to 1 s after the third round here). With --base BIN, a second
-# sieve binary runs the same kinds in the same rounds (a before/after of
-# a change). Each crawl runs under /usr/bin/time: wall, user and system
-# CPU, peak RSS and voluntary context switches of the crawler; the
-# machine's idle time during the crawl (/proc/stat: idle and iowait, in
-# CPU seconds over all cores) says whether the cores were saturated, and
-# the page-cache refaults during it (/proc/vmstat) whether something, most
-# often nginx reading the site, waited for the disk.
+# from the disk. Archives kept instead made the later rounds slower (the
+# system time of a crawl with an archive grew from 0.5 to 1 s after the
+# third round here). With --base BIN, a second sieve binary runs the same
+# kinds in the same rounds (a before/after of a change). Each crawl runs
+# under /usr/bin/time: wall, user and system CPU, peak RSS and voluntary
+# context switches of the crawler; the machine's idle time during the
+# crawl (/proc/stat: idle and iowait, in CPU seconds over all cores) says
+# whether the cores were saturated, and the page-cache refaults during it
+# (/proc/vmstat) whether something, most often nginx reading the site,
+# waited for the disk.
 #
 # The report: one row per crawl, then per binary the medians of each kind
 # and the median over the rounds of each round's pages/s with an archive
