@@ -90,6 +90,42 @@ START_TEST(rfc3986_normal_examples)
 }
 END_TEST
 
+/* The base's fragment takes no part in resolution (RFC 3986 5.2.2), even
+ * when it holds a '/' that curl 7.88 would cut the base at. */
+START_TEST(base_fragment_is_ignored)
+{
+    static const row rows[] = {
+        {"g", "http://a/b/g", 0},
+        {"?y", "http://a/b/c?y", 0},
+        {"g/h", "http://a/b/g/h", 0},
+        {"../g", "http://a/g", 0},
+        {"./", "http://a/b/", 0},
+        {"", "http://a/b/c", 0},
+        {"#t", "http://a/b/c", 0},
+        {"/g", "http://a/g", 0},
+        {"g\xc3\xa9", "http://a/b/g%C3%A9", 0},
+    };
+    static const char *const bases[] = {"http://a/b/c#sec/x", "http://a/b/c#/", "http://a/b/c#"};
+    char want[256], got[256];
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++) {
+        RUN(dflt, bases[b], rows);
+        sieve_canon_base *parsed = sieve_canon_parse_base(bases[b]);
+        ck_assert_ptr_nonnull(parsed);
+        for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+            size_t n = strlen(rows[r].ref);
+            ck_assert_int_eq(
+                sieve_canon_url_parsed(dflt, parsed, rows[r].ref, n, got, sizeof got, NULL),
+                SIEVE_OK);
+            ck_assert_int_eq(
+                sieve_canon_url(dflt, bases[b], rows[r].ref, n, want, sizeof want, NULL), SIEVE_OK);
+            ck_assert_msg(strcmp(got, want) == 0, "%s + %s: %s, not %s", bases[b], rows[r].ref, got,
+                          want);
+        }
+        sieve_canon_base_free(parsed);
+    }
+}
+END_TEST
+
 /* RFC 3986 5.4.2; "http:g" is read strictly, as a malformed absolute URL. */
 START_TEST(rfc3986_abnormal_examples)
 {
@@ -715,6 +751,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, rfc3986_normal_examples);
     tcase_add_test(tc, rfc3986_abnormal_examples);
+    tcase_add_test(tc, base_fragment_is_ignored);
     tcase_add_test(tc, normalizes_case_escapes_ports_and_paths);
     tcase_add_test(tc, raw_bytes_in_the_base_are_encoded);
     tcase_add_test(tc, escapes_are_decoded_after_parsing);

@@ -29,6 +29,16 @@ struct sieve_canon_base {
                           SIZE_MAX when that cut left none */
 };
 
+/* A base keeps no fragment: curl 7.88's concat_url() cuts the base at its
+ * query and last '/', not minding a fragment, so "g" against
+ * "http://a/b/c#s/x" would land inside "#s/". RFC 3986 (5.2.2) never takes
+ * the base's fragment. True, so that it can sit in a chain of checks. */
+static bool drop_fragment(CURLU *u)
+{
+    (void)curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0);
+    return true;
+}
+
 /* Cuts url (the base as curl writes it) as concat_url() cuts it. */
 static void base_cuts(sieve_canon_base *b)
 {
@@ -56,6 +66,7 @@ sieve_canon_base *sieve_canon_parse_base(const char *base)
     /* Only http(s): url.c's canon() cuts fragments knowing that. */
     bool ok = b != NULL && (b->u = curl_url()) != NULL &&
               curl_url_set(b->u, CURLUPART_URL, base, CURLU_URLENCODE) == CURLUE_OK &&
+              drop_fragment(b->u) &&
               curl_url_get(b->u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
               (strcasecmp(scheme, "http") == 0 || strcasecmp(scheme, "https") == 0) &&
               curl_url_get(b->u, CURLUPART_URL, &b->url, 0) == CURLUE_OK;
@@ -181,5 +192,7 @@ int url_parse_ref(CURLU **pu, const char *base, const sieve_canon_base *b, const
     }
     if (base && curl_url_set(u, CURLUPART_URL, base, CURLU_URLENCODE) != CURLUE_OK)
         base = NULL; /* an absolute ref does not need it; a relative one fails below */
+    else if (base)
+        drop_fragment(u);
     return url_map_curl(curl_url_set(u, CURLUPART_URL, ref, fl));
 }
