@@ -271,12 +271,15 @@ static bool parse_u64(const char *s, uint64_t *v)
     return true;
 }
 
-/* Drops n bytes of a plain file without reading them. */
+/* Drops n bytes of a plain file without reading them. n comes from a
+ * Content-Length of up to 20 digits: compared, never added, so that a
+ * hostile one cannot wrap the sum back into the file and loop the reader. */
 static int seek_over(warc_reader *r, uint64_t n)
 {
-    uint64_t at = r->out_off + r->out_len + n;
-    if (at > r->file_size)
+    uint64_t from = r->out_off + r->out_len;
+    if (from > r->file_size || n > r->file_size - from)
         return SIEVE_ETRUNCATED;
+    uint64_t at = from + n;
     if (lseek(r->fd, (off_t)at, SEEK_SET) < 0)
         return SIEVE_EIO;
     r->out_off = at;
