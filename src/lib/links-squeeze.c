@@ -653,21 +653,49 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
     return i;
 }
 
-/* How many of the n bytes at p end in a cut-off "</script" or "</style"
- * of three bytes or more. libxml2 2.9 ends script data at "</" followed by
- * the element's name, but it looks for the name in what it has: handed
- * "</scr" at the end of a call, it takes the bytes for data, and "ipt>" in
- * the next for more data, so the script would run on over the links after
- * it. Such bytes wait for the next call. */
+/* How many of the n bytes at p end in a cut-off "</script" or "</style",
+ * from its '<' on. libxml2 2.9 ends script data at "</" followed by the
+ * element's name, but it looks for the name in what it has: handed "</scr"
+ * (or "</", or "<") at the end of a call, it takes the bytes for data, and
+ * "ipt>" in the next for more data, so the script would run on over the
+ * links after it. Such bytes wait for the next call. */
 static size_t raw_end_tail(const char *p, size_t n)
 {
     static const char *const ends[] = {"</script", "</style"};
-    for (size_t k = n < 7 ? n : 7; k >= 3; k--) {
+    for (size_t k = n < 7 ? n : 7; k >= 1; k--) {
         for (size_t e = 0; e < 2; e++)
             if (k < strlen(ends[e]) && strncasecmp(p + n - k, ends[e], k) == 0)
                 return k;
     }
     return 0;
+}
+
+/* Where next_cut()'s cut at `cut` should go so that no call ends inside a
+ * comment: libxml2 2.9 takes "<!-->", "<!--->" and "<!--!>" for comments
+ * that end at the next "-->" it has, and reads them to the end of the call
+ * when it has none, so the bytes after would be read as markup. The cut
+ * goes past the end htmlParseComment() finds for each "<!--" before it, as
+ * sync_cut() does; where one has no end in the len bytes, just before it
+ * (0 when it starts the bytes: they wait for more). An end is looked for
+ * only as far as a carry could hold, which bounds the work a call does: a
+ * longer comment goes as it is. */
+static size_t cut_outside_comments(const char *p, size_t cut, size_t len)
+{
+    const char *end = p + len;
+    size_t x = cut;
+    for (const char *c = p;; c++) {
+        const char *lim = p + x + 3 < end ? p + x + 3 : end;
+        c = c < lim ? memmem(c, (size_t)(lim - c), "<!--", 4) : NULL;
+        if (!c || c >= p + x)
+            return x;
+        size_t rest = (size_t)(end - c);
+        size_t n = plain_comment_end((const unsigned char *)c, rest < CARRY_MAX ? rest : CARRY_MAX);
+        if (!n)
+            return rest <= CARRY_MAX ? (size_t)(c - p) : x;
+        if ((size_t)(c - p) + n > x)
+            x = (size_t)(c - p) + n;
+        c += n - 1; /* a "<!--" inside a comment starts none */
+    }
 }
 
 /* Hands len bytes to libxml2 but for what it would only read and drop;
@@ -710,6 +738,12 @@ size_t lx_parse_skipping_text(sieve_links *lx, const char *p, size_t len, bool f
         size_t cut = squeezing                                ? sync_cut(lx, p, len)
                      : lx->hiding == SIEVE_LINKS_HIDE_NOTHING ? len
                                                               : next_cut(lx, p, len);
+        if (!squeezing && lx->hiding != SIEVE_LINKS_HIDE_NOTHING) {
+            size_t safe = cut_outside_comments(p, cut, len);
+            if (safe == 0 && !final && len <= CARRY_MAX)
+                return all - len;
+            cut = safe ? safe : cut; /* a comment too long to hold goes as it is */
+        }
         size_t n = lx_limit_piece(lx, p, cut, &verdict);
         size_t tail = final || verdict != PIECE_OK ? 0 : raw_end_tail(p, n);
         if (tail == n && n == len)
