@@ -230,6 +230,36 @@ START_TEST(robots_answers_are_honoured)
 }
 END_TEST
 
+/* A URL robots.txt refuses is not a fetch: it gives its --max-pages
+ * reservation back. Kept, the refusals used up the reservations while
+ * fewer pages had started, and every worker waited for ever. */
+START_TEST(refused_urls_do_not_count_against_max_pages)
+{
+    char rules[128];
+    snprintf(rules, sizeof rules, "%s/robots.txt", tmpdir);
+    FILE *fp = fopen(rules, "w");
+    fprintf(fp, "User-agent: *\nDisallow: /p/\n");
+    fclose(fp);
+    char file_mode[160];
+    snprintf(file_mode, sizeof file_mode, "file:%s", rules);
+    start_host(0, file_mode, "0");
+    const char *args[] = {"--delay", "0", "--max-pages", "3", NULL};
+    char *records;
+    double secs;
+    crawl(args, &records, &secs);
+    size_t total, refused = 0, lines = 0;
+    ck_assert_uint_eq(requests_for(0, "/p/", &total), 0);
+    for (const char *r = records; (r = strstr(r, "disallowed by robots.txt")) != NULL; r++)
+        refused++;
+    for (const char *r = records; (r = strchr(r, '\n')) != NULL; r++)
+        lines++;
+    /* the root links /p/0.html, refused, and more than three others */
+    ck_assert_uint_eq(refused, 1);
+    ck_assert_uint_eq(lines - refused, 3);
+    free(records);
+}
+END_TEST
+
 START_TEST(a_robots_txt_that_never_answers_is_treated_as_unreachable)
 {
     start_host(0, "hang", "0");
@@ -255,6 +285,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, hosts_get_at_most_k_connections_and_d_between_starts);
     tcase_add_test(tc, robots_answers_are_honoured);
+    tcase_add_test(tc, refused_urls_do_not_count_against_max_pages);
     tcase_add_test(tc, a_robots_txt_that_never_answers_is_treated_as_unreachable);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -145,6 +145,11 @@ bool xfer_record(xfer *x, const char *final_url, const char *error, sieve_crawl_
 
 void gate_refuse(sieve_crawler *c, const sieve_url *u, const char *why, sieve_crawl_outcome outcome)
 {
+    /* Not a fetch: its max_pages reservation goes back. Kept, refusals
+     * could use up the reservations with fewer pages started, and the
+     * workers would wait for pages that never start. */
+    if (c->o.max_pages > 0)
+        atomic_fetch_sub(&c->n.reserved, 1);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     sieve_crawl_record r = {
