@@ -1,6 +1,7 @@
 // record-check.mjs - every line of sieve crawl's records, judged by ajv
 // against docs/record.schema.json, and its keys in the schema's order
-// (the order of "required", which is the properties' order).
+// (the order of "required", which is the properties' order), and the
+// bounds between fields that a schema cannot state.
 //
 // usage: node record-check.mjs AJV_PREFIX SCHEMA RECORDS.jsonl...
 // Prints what is wrong and exits 1 on any problem, or on no record at all.
@@ -39,6 +40,9 @@ for (const file of files) {
       problem(`${file}:${i + 1}: ${ajv.errorsText(validate.errors)}\n  ${line}`);
     else if (Object.keys(r).join(",") !== order)
       problem(`${file}:${i + 1}: keys out of order: ${Object.keys(r).join(",")}`);
+    // what a schema cannot say: one field bounded by another
+    else if (r.links_new > r.links_found)
+      problem(`${file}:${i + 1}: links_new ${r.links_new} > links_found ${r.links_found}`);
   });
 }
 if (records === 0) problem("no record at all");

@@ -272,7 +272,8 @@ typedef struct sieve_crawl_record {
     const char *content_type; /* NULL: none */
     uint64_t bytes;           /* body bytes received, decompressed */
     uint32_t depth;           /* links followed from a seed */
-    uint64_t links_found;     /* links (or sitemap entries) in the body */
+    uint64_t links_found;     /* links (or sitemap entries) in the body; 1 for a
+                                 redirect followed: its target */
     uint64_t links_new;       /* of those, queued: in scope and not seen before */
     double elapsed_ms;        /* from the transfer's start to its end */
     const char *error;        /* NULL: fetched whole; else why not */

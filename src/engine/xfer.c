@@ -274,6 +274,7 @@ static const char *follow_redirect(xfer *x)
         return "too many redirects";
     char via[SIEVE_URL_DATA_MAX];
     size_t via_len = via_redirect(&x->popped, via);
+    x->links_found = 1; /* a redirect's one link: links_new counts it if queued */
     outlinks_offer(x, x->final_url, &info,
                    tag_make(x->depth, x->hops + 1, x->kind == &xfer_sitemap), 0, via, via_len);
     return NULL;
