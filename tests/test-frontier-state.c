@@ -724,6 +724,62 @@ START_TEST(a_kill_with_a_spill_loses_nothing)
 }
 END_TEST
 
+/* One batch of pushes is one chain of front-coded records across small
+ * segments; reopened with a budget, the queue spills part way, and for
+ * some budgets the spill begins with the first record of a segment. Its
+ * reader, moved up to that record, once read past it: the URL was never
+ * popped, the spill counted one more URL than it held, and the checkpoint
+ * of that count made the state unopenable. Every budget over a range that
+ * holds such starts must give back every URL, and open again after. */
+START_TEST(a_spill_that_begins_a_segment_loses_nothing)
+{
+    enum { N = 200 };
+    char src[96], cmd[256];
+    snprintf(src, sizeof src, "%s/src", dir);
+    sieve_frontier_config cfg = config(0);
+    cfg.segment_bytes = 1024;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        sieve_frontier *f;
+        if (sieve_frontier_open(&f, src, &cfg) != SIEVE_OK)
+            _exit(3);
+        sieve_url urls[N];
+        char text[N][64];
+        for (int i = 0; i < N; i++) {
+            snprintf(text[i], sizeof text[i], "http://a.test/dir/%d", i);
+            urls[i] = (sieve_url){.url = text[i], .len = strlen(text[i]), .depth = (uint32_t)i};
+        }
+        if (sieve_frontier_push_batch(f, urls, N, NULL) != N || sieve_frontier_sync(f) != SIEVE_OK)
+            _exit(4);
+        kill(getpid(), SIGKILL);
+    }
+    wait_killed(pid);
+    unsigned spilled = 0;
+    for (uint64_t budget = 2000; budget <= 2400; budget += 2) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s/run' && cp -a '%s' '%s/run'", dir, src, dir);
+        ck_assert_int_eq(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "%s/run", dir);
+        cfg.queue_memory = budget;
+        for (int open = 0; open < 2; open++) {
+            sieve_frontier *f;
+            int rc = sieve_frontier_open(&f, cmd, &cfg);
+            ck_assert_msg(rc == SIEVE_OK, "budget %llu, open %d: %s: %s",
+                          (unsigned long long)budget, open, sieve_strerror(rc), logged);
+            sieve_frontier_stats st;
+            sieve_frontier_stats_get(f, &st);
+            spilled += st.spilled > 0;
+            int got[N];
+            int n = drain(f, got, N);
+            ck_assert_msg(n == (open ? 0 : N), "budget %llu, open %d: %d URLs of %d: %s",
+                          (unsigned long long)budget, open, n, N, logged);
+            sieve_frontier_free(f);
+        }
+    }
+    ck_assert_uint_gt(spilled, 100);
+}
+END_TEST
+
 /* Pops n URLs, leaving every third in flight and reporting the others
  * done, their numbers written to fd. */
 static void pop_some(sieve_frontier *f, int n, int fd)
@@ -1004,6 +1060,7 @@ int main(void)
     tcase_add_test(tc, a_url_waiting_for_its_retry_is_kept_by_checkpoints);
     tcase_add_loop_test(tc, a_checkpoint_before_the_head_passes_done_urls_loses_nothing, 0, 2);
     tcase_add_test(tc, a_kill_with_a_spill_loses_nothing);
+    tcase_add_test(tc, a_spill_that_begins_a_segment_loses_nothing);
     tcase_add_test(tc, a_kill_after_a_checkpoint_loses_nothing);
     tcase_add_test(tc, an_in_memory_frontier_spills_to_a_temporary_directory);
     tcase_add_test(tc, spills_left_by_killed_processes_are_removed);

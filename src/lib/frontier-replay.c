@@ -427,7 +427,11 @@ static int head_read(fstate *s, const char **url, size_t *len, uint32_t *tag)
 }
 
 /* Opens the head at the push record at, reading from chain, the start of
- * its chain, so that the head knows the URL a PUSHF at refers to. */
+ * its chain, so that the head knows the URL a PUSHF at refers to. Every
+ * record before at is read, its pushes decoded; never the one at at:
+ * journal_read() passes a segment's end by itself, so the record after
+ * the last one before at may be that one, read by the same call (a spill
+ * that begins a segment). Then the head opens afresh at at. */
 int fstate_head_open(fstate *s, journal_pos chain, journal_pos at)
 {
     if (s->head != NULL)
@@ -436,12 +440,31 @@ int fstate_head_open(fstate *s, journal_pos chain, journal_pos at)
     chain_reset(&s->head_chain);
     int rc = journal_reader_open(s->j, chain, &s->head);
     while (rc == SIEVE_OK && journal_pos_cmp(journal_reader_tell(s->head), at) < 0) {
+        uint8_t type;
+        const void *data;
+        uint32_t n;
+        journal_pos pos;
+        rc = journal_read(s->head, &type, &data, &n, &pos);
+        if (rc == JOURNAL_END)
+            return journal_pos_cmp(journal_reader_tell(s->head), at) >= 0
+                       ? SIEVE_OK
+                       : refuse_state(s, SIEVE_ETRUNCATED,
+                                      "the journal ends before the spill's position");
+        if (rc != SIEVE_OK)
+            return refuse_record(s, s->head, rc);
+        if (journal_pos_cmp(pos, at) >= 0) {
+            journal_reader_close(s->head);
+            s->head = NULL;
+            return journal_reader_open(s->j, at, &s->head);
+        }
+        if (type != REC_PUSH && type != REC_PUSHF)
+            continue;
         const char *url;
         size_t len;
         uint32_t tag;
-        rc = head_read(s, &url, &len, &tag);
-        if (rc == JOURNAL_END)
-            rc = refuse_state(s, SIEVE_ETRUNCATED, "the journal ends before the spill's position");
+        rc = push_decode(&s->head_chain, type, data, n, pos, s->max_entry, &url, &len, &tag);
+        if (rc != SIEVE_OK)
+            return refuse_push(s, pos, rc);
     }
     return rc;
 }
