@@ -841,6 +841,29 @@ START_TEST(a_full_last_segment_is_continued)
     journal_reader_close(r);
     ck_assert_int_eq(journal_close(j), SIEVE_OK);
 
+    /* The tail then names a segment not made yet: dropping up to it (a
+     * checkpoint at the tail) keeps the sealed one, and the journal goes
+     * on. */
+    copy_pristine(&p, work);
+    ck_assert_int_eq(unlink(seg_path(work, p.segs)), 0);
+    j = open_ok(work, SMALL, NULL);
+    ck_assert_uint_eq(journal_tail(j).segment, p.segs);
+    ck_assert_int_eq(journal_drop_before(j, p.segs), SIEVE_OK);
+    ck_assert(exists(seg_path(work, p.segs - 1)));
+    ck_assert(!exists(seg_path(work, p.segs - 2)));
+    ck_assert_int_eq(journal_drop_before(j, p.segs + 1), SIEVE_EINVAL);
+    append_range(j, kept, 1, 1, &pos);
+    ck_assert_int_eq(journal_pos_cmp(pos, tail), 0);
+    ck_assert_int_eq(journal_close(j), SIEVE_OK);
+    j = open_ok(work, SMALL, NULL);
+    uint64_t first = 0;
+    while (p.pos[first].segment < p.segs - 1)
+        first++;
+    ck_assert_int_eq(journal_reader_open(j, journal_begin(j), &r), SIEVE_OK);
+    expect_records(r, first, kept + 1 - first);
+    journal_reader_close(r);
+    ck_assert_int_eq(journal_close(j), SIEVE_OK);
+
     /* Anything after an end record is damage, not a torn tail. */
     copy_pristine(&p, work);
     ck_assert_int_eq(unlink(seg_path(work, p.segs)), 0);

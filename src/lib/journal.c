@@ -429,8 +429,17 @@ int journal_dup_fd(journal *j)
 
 int journal_drop_before(journal *j, uint32_t segment)
 {
-    if (j == NULL || segment > j->cur)
+    if (j == NULL)
         return SIEVE_EINVAL;
+    /* A sealed segment's successor is made by the next append (a kill or
+     * a full disk came between): the tail names it, and what comes before
+     * the tail is the sealed segment, kept. */
+    if (j->sealed && segment == j->cur + 1)
+        segment = j->cur;
+    if (segment > j->cur) {
+        jnl_say(j->msg, "%s: segment %" PRIu32 " is past the journal's tail", j->dir, segment);
+        return SIEVE_EINVAL;
+    }
     if (segment <= j->first)
         return SIEVE_OK;
     uint32_t from = j->first;

@@ -148,8 +148,9 @@ int journal_sync(journal *j);
 int journal_dup_fd(journal *j);
 
 /* Deletes the segments numbered below segment, oldest first, and syncs the
- * directory. segment may not be above the tail's. Readers must have left
- * those segments. */
+ * directory. segment may not be above the tail's; the tail's when its
+ * segment is not made yet keeps the sealed one before it. Readers must
+ * have left those segments. */
 int journal_drop_before(journal *j, uint32_t segment);
 
 /* The first record's position (of the oldest segment), and the tail: where
