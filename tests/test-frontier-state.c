@@ -193,6 +193,14 @@ START_TEST(other_settings_are_refused_with_what_differs)
     cfg.state_meaning = "scope=domain";
     ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_EMISMATCH);
     ck_assert_msg(strstr(logged, "scope=domain") && strstr(logged, "scope=host"), "%s", logged);
+    /* Without its STATE the settings are unknown: refused too, not taken
+     * for a new directory. */
+    char state[96];
+    snprintf(state, sizeof state, "%s/STATE", dir);
+    ck_assert_int_eq(unlink(state), 0);
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_EFORMAT);
+    ck_assert_msg(strstr(logged, "STATE is missing"), "%s", logged);
+    ck_assert_int_ne(access(state, F_OK), 0);
 }
 END_TEST
 

@@ -40,6 +40,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,19 @@ static int read_state(fstate *s, void **have, size_t *len, bool *old)
     return rc;
 }
 
+/* Whether a crawl has used the directory: STATE is written before the
+ * journal is made, so a journal or a checkpoint without it is a STATE
+ * lost, whose settings a fresh one would silently replace. */
+static bool made_before(const fstate *s)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/" JOURNAL_DIR, s->path);
+    if (access(path, F_OK) == 0)
+        return true;
+    snprintf(path, sizeof path, "%s/" CKPT_NAME, s->path);
+    return access(path, F_OK) == 0;
+}
+
 static int check_meaning(fstate *s, const sieve_frontier_config *cfg)
 {
     char *want = meaning_of(cfg);
@@ -165,7 +179,14 @@ static int check_meaning(fstate *s, const sieve_frontier_config *cfg)
     size_t len = 0;
     bool old;
     int rc = read_state(s, &have, &len, &old);
-    if (rc == SIEVE_EIO && errno == ENOENT) {
+    if (rc == SIEVE_EIO && errno == ENOENT && made_before(s)) {
+        sieve_log(&s->logger, SIEVE_LOG_ERROR,
+                  "%s: " STATE_NAME
+                  " is missing, yet the directory holds a crawl's journal or " CKPT_NAME
+                  ": put its " STATE_NAME " back, or remove the directory to start over",
+                  s->path);
+        rc = SIEVE_EFORMAT;
+    } else if (rc == SIEVE_EIO && errno == ENOENT) {
         rc = statedir_write(s->dir, STATE_NAME, STATE_KIND, STATE_VERSION, want, strlen(want));
         if (rc != SIEVE_OK)
             sieve_log(&s->logger, SIEVE_LOG_ERROR, "%s", statedir_message(s->dir));
