@@ -208,6 +208,13 @@ START_TEST(base_href_applies_to_later_links)
     s = check_page("<base href=\"https://cdn.example.org/r/\"><a href=\"p?x=1\">",
                    "a https://cdn.example.org/r/p?x=1\n");
     free(s.text);
+    /* The trap guards judge links, not the base they resolve against: a
+     * base they would refuse still places the links after it. */
+    s = check_page("<base href=\"http://cdn.example/v/v/v/\"><a href=\"../../x.html\">"
+                   "<a href=\"y.html\">",
+                   "a http://cdn.example/v/x.html\n");
+    ck_assert_uint_eq(s.st.trap, 1);
+    free(s.text);
     /* A base that is not http(s) leaves the page URL as the base. */
     s = check_page("<base href=\"javascript:void(0)\"><a href=\"p\">",
                    "a http://example.com/dir/p\n");

@@ -125,13 +125,15 @@ static void count(sieve_links *lx, int status)
 }
 
 /* The first <base> with an href fixes the base for the links after it.
- * A base that does not resolve to an http(s) URL leaves the page URL in
- * place, as HTML falls back to the document URL. */
+ * A base that does not resolve to an http(s) URL (or one longer than a
+ * URL may be) leaves the page URL in place, as HTML falls back to the
+ * document URL. The trap guards are for the links: a base with many or
+ * repeated segments still places them. */
 static void on_base(sieve_links *lx, const char *href)
 {
     lx->base_seen = true;
     size_t n = strnlen(href, lx->max_ref + 1);
-    if (sieve_canon_url(lx->canon, lx->page, href, n, lx->out, lx->cap, NULL) != SIEVE_OK)
+    if (sieve_canon_url_unguarded(lx->canon, lx->page, href, n, lx->out, lx->cap) != SIEVE_OK)
         return;
     memcpy(lx->base, lx->out, strlen(lx->out) + 1);
     lx_memo_seeds(lx);

@@ -19,6 +19,11 @@ sieve_canon_base *sieve_canon_parse_base(const char *base);
 /* Frees a parsed base; NULL is a no-op. */
 void sieve_canon_base_free(sieve_canon_base *b);
 
+/* As sieve_canon_url() without the segment and repeat guards, for a base:
+ * they judge the links, not what the links resolve against. No info. */
+int sieve_canon_url_unguarded(const sieve_canon *c, const char *base, const char *ref,
+                              size_t ref_len, char *out, size_t cap);
+
 /* As sieve_canon_url() with base parsed by sieve_canon_parse_base(). */
 int sieve_canon_url_parsed(const sieve_canon *c, const sieve_canon_base *base, const char *ref,
                            size_t ref_len, char *out, size_t cap, sieve_canon_info *info);

@@ -606,6 +606,16 @@ int sieve_canon_url(const sieve_canon *c, const char *base, const char *ref, siz
     return canon(c, base, NULL, ref, ref_len, out, cap, info);
 }
 
+int sieve_canon_url_unguarded(const sieve_canon *c, const char *base, const char *ref,
+                              size_t ref_len, char *out, size_t cap)
+{
+    if (!c)
+        return SIEVE_EINVAL;
+    sieve_canon loose = *c;
+    loose.max_segments = loose.max_repeat = 0;
+    return canon(&loose, base, NULL, ref, ref_len, out, cap, NULL);
+}
+
 int sieve_canon_url_parsed(const sieve_canon *c, const sieve_canon_base *base, const char *ref,
                            size_t ref_len, char *out, size_t cap, sieve_canon_info *info)
 {
