@@ -388,10 +388,9 @@ static char **archive_files(const char *warc, bool series, size_t *n)
 {
     char **files = calloc(256, sizeof *files);
     *n = 0;
-    if (!series) {
+    /* a single file, then the files its resumed crawls went on in */
+    if (!series)
         files[(*n)++] = strdup(warc);
-        return files;
-    }
     const char *ext = strstr(warc, ".warc");
     for (unsigned seq = 1; seq < 255; seq++) {
         char p[300];
@@ -724,9 +723,10 @@ START_TEST(a_killed_crawl_leaves_every_complete_record)
 END_TEST
 
 /* --state and --warc killed with SIGKILL, then run again: the crawl ends,
- * its archive goes on from the last whole fetch the kill left (in the
- * same file, or the same series), and the whole of it is valid, with an
- * index over every file. _i = 0 one file, 1 a series. */
+ * the last file the kill left loses only its torn fetch, never a byte
+ * before it, the crawl goes on in the next numbered file, and the whole
+ * archive is valid, with an index over every file. _i = 0 one file, 1 a
+ * series. */
 START_TEST(a_resumed_crawl_goes_on_with_its_archive)
 {
     tmp_name warc_p = tmp_path(_i == 0 ? "resume.warc.gz" : "resume-series.warc.gz");
@@ -748,10 +748,22 @@ START_TEST(a_resumed_crawl_goes_on_with_its_archive)
     wait_for_size(first.s, 60000);
     kill(pid, SIGKILL);
     ck_assert_int_eq(harness_wait(pid), 128 + SIGKILL);
-    crawl_ok(args);
     size_t n;
     char **files = archive_files(warc, _i == 1, &n);
-    ck_assert_uint_ge(n, (size_t)(_i == 1 ? 2 : 1));
+    size_t killed_n = n, killed_len, kept_len;
+    char *killed = read_file(files[n - 1], &killed_len);
+    char *last_killed = strdup(files[n - 1]);
+    files_free(files, n);
+    crawl_ok(args);
+    files = archive_files(warc, _i == 1, &n);
+    ck_assert_uint_gt(n, killed_n);
+    char *kept = read_file(last_killed, &kept_len);
+    ck_assert_uint_le(kept_len, killed_len);
+    ck_assert_uint_gt(kept_len, 0);
+    ck_assert_int_eq(memcmp(kept, killed, kept_len), 0);
+    free(kept);
+    free(killed);
+    free(last_killed);
     verdict v = judge(files, n, cdxj_p.s);
     ck_assert_uint_gt(v.records, PAGES);
     ck_assert_uint_ge(v.responses, v.archived);
@@ -814,10 +826,13 @@ START_TEST(a_gzip_crawl_stopped_again_and_again_loses_nothing)
     }
     free(records);
     harness_lines_free(truth);
-    char *files[] = {warc.s};
-    verdict v = judge(files, 1, cdxj.s);
+    size_t n;
+    char **files = archive_files(warc.s, false, &n);
+    ck_assert_uint_gt(n, 1);
+    verdict v = judge(files, n, cdxj.s);
     ck_assert_uint_ge(v.records, n_truth);
     ck_assert_uint_gt(v.archived, PAGES);
+    files_free(files, n);
 }
 END_TEST
 

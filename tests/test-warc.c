@@ -1169,6 +1169,17 @@ static void rotation(bool gz)
     ck_assert_uint_eq(last.warcinfo, 2);
     ck_assert_uint_eq(last.orphans, 0);
     ck_assert_uint_eq(last.responses, 2);
+    /* APPEND to a file at max_bytes: what it holds counts, and the first
+     * new fetch starts the next file. */
+    uint64_t max = o.max_bytes;
+    o.max_bytes = file_size(path_in(want)) + 1;
+    w = open_archive(path_in(name), &o);
+    ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
+    char after[64];
+    snprintf(after, sizeof after, "crawl-%05u%s", files + 2, gz ? ".warc.gz" : ".warc");
+    ck_assert_str_eq(res.response.name, after);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    o.max_bytes = max;
     /* CREATE refuses to overwrite. */
     o.mode = SIEVE_WARC_CREATE;
     sieve_warc *none;
@@ -1216,11 +1227,12 @@ static void torn_tail(bool gz)
     char *path = strdup(path_in(name));
     sieve_warc *w = open_archive(path, NULL);
     unsigned char *body = pattern(300, 5);
-    sieve_warc_fetch_result res;
+    sieve_warc_fetch_result res, res3;
     for (int i = 0; i < 3; i++) {
         fetch_spec s = {.url = "http://127.0.0.1:8917/t", .body = body, .body_len = 300};
         ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
     }
+    res3 = res;
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
     uint64_t size = file_size(path), last = res.response.offset;
     uint64_t end, records;
@@ -1251,6 +1263,47 @@ static void torn_tail(bool gz)
         ck_assert_uint_eq(fs.responses, 3);
         ck_assert_uint_eq(fs.orphans, 0); /* the torn response's request was cut too */
     }
+
+    /* NEXT, as a resumed crawl opens: the torn fetch (its response cut
+     * short, its request whole) is cut from the file, which keeps every
+     * other byte, and the fetches go on in a new numbered file. */
+    uint64_t third = res3.request.offset;
+    const char *ext = gz ? ".warc.gz" : ".warc";
+    char next1[64], next2[64];
+    snprintf(next1, sizeof next1, "cut-00001%s", ext);
+    snprintf(next2, sizeof next2, "cut-00002%s", ext);
+    copy_prefix(path, cut, last + 7);
+    unsigned char *before = slice(cut, 0, third);
+    o.mode = SIEVE_WARC_NEXT;
+    for (int k = 0; k < 2; k++) {
+        w = open_archive(cut, &o);
+        fetch_spec s = {.url = "http://127.0.0.1:8917/next", .body = body, .body_len = 30};
+        ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
+        ck_assert_str_eq(res.response.name, k == 0 ? next1 : next2);
+        ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+        ck_assert_uint_eq(file_size(cut), third);
+        unsigned char *after = slice(cut, 0, third);
+        ck_assert_int_eq(memcmp(before, after, third), 0);
+        free(after);
+        file_summary fs = check_file(cut);
+        ck_assert_uint_eq(fs.warcinfo, 1);
+        ck_assert_uint_eq(fs.responses, 2);
+        ck_assert_uint_eq(fs.orphans, 0);
+        fs = check_file(path_in(res.response.name));
+        ck_assert_uint_eq(fs.warcinfo, 1);
+        ck_assert_uint_eq(fs.responses, 1);
+    }
+    free(before);
+    char **files;
+    size_t nf;
+    ck_assert_int_eq(sieve_warc_files(cut, false, &files, &nf), SIEVE_OK);
+    ck_assert_uint_eq(nf, 3);
+    ck_assert_str_eq(files[0], cut);
+    ck_assert_str_eq(files[2], path_in(next2));
+    sieve_warc_files_free(files);
+    unlink(path_in(next1));
+    unlink(path_in(next2));
+    o.mode = SIEVE_WARC_APPEND;
 
     /* Not a torn record: garbage after the last record is kept, and
      * append refuses the file. */
@@ -1948,9 +2001,6 @@ START_TEST(argument_errors)
     o.gzip_level = 10;
     ck_assert_int_eq(sieve_warc_open(&w, path_in("a.warc"), &o), SIEVE_EINVAL);
     sieve_warc_options_init(&o);
-    o.mode = SIEVE_WARC_NEXT;
-    ck_assert_int_eq(sieve_warc_open(&w, path_in("a.warc"), &o), SIEVE_EINVAL);
-    sieve_warc_options_init(&o);
     const char *bad_info[] = {"no colon"};
     o.info = bad_info;
     o.n_info = 1;
@@ -2269,6 +2319,13 @@ START_TEST(files_of_an_archive)
     for (size_t i = 0; i < n; i++)
         ck_assert_str_eq(f[i], path_in(want[i]));
     ck_assert_ptr_null(f[n]);
+    sieve_warc_files_free(f);
+    /* the plain file first, then what resumed crawls added after it */
+    ck_assert_int_eq(sieve_warc_files(path_in("a.warc.gz"), false, &f, &n), SIEVE_OK);
+    ck_assert_uint_eq(n, 5);
+    ck_assert_str_eq(f[0], path_in("a.warc.gz"));
+    for (size_t i = 1; i < n; i++)
+        ck_assert_str_eq(f[i], path_in(want[i - 1]));
     sieve_warc_files_free(f);
     /* a series the writer starts is one of these */
     sieve_warc_options o;

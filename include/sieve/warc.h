@@ -88,10 +88,11 @@
  * does not wait for the disk; fdatasync() where there is none): the fsync
  * at the end of a crawl had been 6% of its time (bench/results/warc.txt,
  * set 14). A rotation's fsync and a checkpoint's are as short.
- * A resumed crawl opens its archive with SIEVE_WARC_APPEND, which cuts a
- * torn last record first, or with SIEVE_WARC_NEXT, which starts the
- * series' next file; sieve_warc_complete_end() tells where a file's last
- * complete record ends without changing it.
+ * A resumed crawl opens its archive with SIEVE_WARC_NEXT, which cuts a
+ * torn last fetch from the last file and goes on in a new one, or with
+ * SIEVE_WARC_APPEND, which goes on in the last file after that cut;
+ * sieve_warc_complete_end() tells where a file's last complete record
+ * ends without changing it.
  *
  * The CDXJ index, sieve_warc_index(), reads archives back (plain or gzip
  * members) and writes the lines pywb replays from, as warcio's cdx-index
@@ -131,7 +132,12 @@ typedef enum sieve_warc_mode {
      * SIEVE_EFORMAT, changing nothing, when the file holds something that
      * is not a WARC record before its end. */
     SIEVE_WARC_APPEND = 1,
-    /* Series only: a new file numbered after the last one present. */
+    /* Resumes without rewriting a complete record: the archive's last file
+     * (a series' highest; else path, or its highest numbered file after
+     * an earlier resume) loses a torn fetch at its end, as under
+     * SIEVE_WARC_APPEND, and is closed; the new fetches go to a new file
+     * numbered after it ("crawl-00001.warc.gz" after "crawl.warc.gz").
+     * Without any file, the archive starts as under SIEVE_WARC_CREATE. */
     SIEVE_WARC_NEXT = 2,
 } sieve_warc_mode;
 
@@ -260,9 +266,11 @@ SIEVE_API void sieve_warc_get_stats(sieve_warc *w, sieve_warc_stats *out);
 SIEVE_API int sieve_warc_close(sieve_warc *w);
 
 /* The files of the archive that sieve_warc_open(path) writes, as they are
- * on disk now: path itself if it exists, or, for a series (series true,
- * as with max_bytes or the series option), every numbered file of it
- * present ("crawl-00001.warc.gz", ...), by number. Paths keep path's
+ * on disk now, in order: path itself if it exists (unless series), then
+ * every numbered file of it present ("crawl-00001.warc.gz", ...), by
+ * number: a series' files (series true, as with max_bytes or the series
+ * option), or those that resumed crawls (SIEVE_WARC_NEXT) added to a
+ * single file. Paths keep path's
  * directory. Sets *out to a NULL-terminated array (free it with
  * sieve_warc_files_free()) and *n (may be NULL) to its count. Returns
  * SIEVE_OK (an empty array when there is none, or the directory cannot

@@ -106,8 +106,9 @@ int archive_open(archive **out, const archive_config *cfg)
     sieve_warc_options_init(&o);
     o.max_bytes = cfg->max_bytes;
     o.gzip_level = cfg->gzip_level;
-    /* resuming, the last file goes on, cut back to its last whole fetch */
-    o.mode = cfg->resume ? SIEVE_WARC_APPEND : SIEVE_WARC_CREATE;
+    /* resuming, the last file is cut back to its last whole fetch and
+     * kept; the crawl goes on in the next numbered file */
+    o.mode = cfg->resume ? SIEVE_WARC_NEXT : SIEVE_WARC_CREATE;
     o.info = cfg->info;
     o.n_info = cfg->n_info;
     o.logger = (sieve_logger){.fn = forward, .ctx = a, .level = cfg->logger.level};

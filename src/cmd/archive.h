@@ -26,9 +26,10 @@ typedef struct archive_config {
 } archive_config;
 
 /* Opens the archive and writes its first warcinfo record. A new crawl
- * replaces the files of an archive of the same name (a series: all its
- * numbered files), as -o replaces its file; a resumed one goes on with
- * the file (a series' last one), cut back to its last whole fetch.
+ * replaces the files of an archive of the same name (and their numbered
+ * files), as -o replaces its file; a resumed one cuts the last file back
+ * to its last whole fetch, keeps it, and goes on in the next numbered
+ * file.
  * Returns SIEVE_OK, or a status with the reason told to the logger. */
 int archive_open(archive **out, const archive_config *cfg);
 

@@ -304,8 +304,8 @@ static const opt_def crawl_opts[] = {
     {"warc", 0, OPT_STRING, "FILE", F(warc), .check = check_nonempty, .section = sec_archive,
      .help = "write every request and response, robots.txt and redirects included, to the WARC "
              "1.1 archive FILE (one gzip member per record if it ends in .gz); replaces an "
-             "archive of that name, or goes on with it (cut back to its last whole fetch) when "
-             "--state resumes a crawl"},
+             "archive of that name, or, when --state resumes a crawl, cuts a torn last fetch "
+             "from its last file and goes on in the next numbered file"},
     {"warc-max-size", 0, OPT_SIZE, "SIZE", F(warc_max_size), RANGE(1024, 1125899906842624.0),
      .unset = "one file", .section = sec_archive,
      .help = "start a new WARC file before one would pass SIZE (K, M, G suffixes): FILE "

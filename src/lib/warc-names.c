@@ -179,9 +179,9 @@ int sieve_warc_files(const char *path, bool series, char ***out, size_t *n)
     file_list l = {.base = s.base};
     struct stat st;
     if (!series && stat(path, &st) == 0)
-        collect(&l, warc_last_component(path), 1);
-    else if (series)
-        each_in_series(&s, collect, &l);
+        collect(&l, warc_last_component(path), 0);
+    /* a single file's resumed crawls go on in numbered files after it */
+    each_in_series(&s, collect, &l);
     warc_series_free(&s);
     char **paths = l.oom ? NULL : realloc(l.paths, (l.n + 1) * sizeof *paths);
     free(l.seqs);

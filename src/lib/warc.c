@@ -69,8 +69,6 @@ static int check_options(const sieve_warc_options *o)
         return SIEVE_EINVAL;
     if (o->mode != SIEVE_WARC_CREATE && o->mode != SIEVE_WARC_APPEND && o->mode != SIEVE_WARC_NEXT)
         return SIEVE_EINVAL;
-    if (o->mode == SIEVE_WARC_NEXT && !o->series && !o->max_bytes)
-        return SIEVE_EINVAL;
     if (o->software && strpbrk(o->software, "\r\n"))
         return SIEVE_EINVAL;
     if (o->n_info && !o->info)
@@ -355,7 +353,9 @@ static int open_file(sieve_warc *w, char *path, bool append)
     w->fd = fd;
     w->size = size;
     w->behind = size;
-    w->fetches = 0;
+    /* What an appended file already holds counts as a fetch: the next one
+     * may go to a new file rather than take it past max_bytes. */
+    w->fetches = size > 0;
     w->generation++;
     if (size == 0)
         fsync_dir(path); /* the new name itself must survive a crash */
@@ -392,15 +392,59 @@ int warc_rotate(sieve_warc *w)
     return orc ? orc : rc;
 }
 
+/* Cuts a torn fetch from the end of path, the archive's last file, which
+ * is kept otherwise; SIEVE_EFORMAT, changing nothing, for a file that is
+ * not WARC records up to its end. */
+static int cut_last_file(sieve_warc *w, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: cannot open %s: %s", path, strerror(errno));
+        return SIEVE_EIO;
+    }
+    uint64_t size;
+    int rc = prepare_append(w, path, fd, &size);
+    if (rc == SIEVE_OK && fsync(fd) != 0)
+        rc = SIEVE_EIO;
+    close(fd);
+    return rc;
+}
+
+/* SIEVE_WARC_NEXT: the last file present (a series' highest, else the
+ * single file itself) loses a torn fetch at its end, and the new fetches
+ * go to the next numbered file; to the first file when there is none. */
+static int open_next(sieve_warc *w)
+{
+    unsigned top = warc_series_highest(&w->names);
+    struct stat st;
+    bool single = !w->series && stat(w->path, &st) == 0;
+    if (!top && !w->series && !single) {
+        char *p = strdup(w->path);
+        return p ? open_file(w, p, false) : SIEVE_ENOMEM;
+    }
+    if (top || single) {
+        char *last = top ? warc_series_name(&w->names, top) : strdup(w->path);
+        int rc = last ? cut_last_file(w, last) : SIEVE_ENOMEM;
+        free(last);
+        if (rc)
+            return rc;
+    }
+    w->seq = top + 1;
+    char *p = warc_series_name(&w->names, w->seq);
+    return p ? open_file(w, p, false) : SIEVE_ENOMEM;
+}
+
 static int open_first(sieve_warc *w)
 {
+    if (w->o.mode == SIEVE_WARC_NEXT)
+        return open_next(w);
     bool append = w->o.mode == SIEVE_WARC_APPEND;
     if (!w->series) {
         char *p = strdup(w->path);
         return p ? open_file(w, p, append) : SIEVE_ENOMEM;
     }
     unsigned top = w->o.mode == SIEVE_WARC_CREATE ? 0 : warc_series_highest(&w->names);
-    w->seq = w->o.mode == SIEVE_WARC_NEXT || top == 0 ? top + 1 : top;
+    w->seq = top == 0 ? 1 : top;
     char *p = warc_series_name(&w->names, w->seq);
     return p ? open_file(w, p, append) : SIEVE_ENOMEM;
 }
