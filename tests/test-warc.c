@@ -1062,6 +1062,59 @@ END_TEST
 /* A batch whose write fails (the file size limit, as a full disk would)
  * leaves no part of it in the file: every fetch of it hears SIEVE_EIO,
  * and the archive goes on once there is room. */
+/* A block past the spool's memory whose temporary file cannot be made:
+ * the feed fails, and the logger is told once which fetch, where and
+ * why, as for an append that fails. */
+typedef struct said {
+    unsigned n;
+    char last[512];
+} said;
+
+static void say_into(void *ctx, sieve_log_level level, const char *msg)
+{
+    said *s = ctx;
+    (void)level;
+    s->n++;
+    snprintf(s->last, sizeof s->last, "%s", msg);
+}
+
+START_TEST(a_spool_that_fails_says_where_and_why)
+{
+    make_dir();
+    said heard = {0};
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.spool_memory = 4096;
+    char *nowhere = strdup(path_in("no-such-dir"));
+    o.tmp_dir = nowhere;
+    o.logger = (sieve_logger){.fn = say_into, .ctx = &heard, .level = SIEVE_LOG_WARN};
+    sieve_warc *w = open_archive(path_in("s.warc"), &o);
+    sieve_warc_fetch_info fi = {.target_uri = "http://127.0.0.1:8917/spool",
+                                .ip_address = "127.0.0.1"};
+    sieve_warc_fetch *f;
+    ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
+    static const char req[] = "GET /spool HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ck_assert_int_eq(sieve_warc_fetch_request_head(f, req, sizeof req - 1), SIEVE_OK);
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: 20000\r\n\r\n";
+    ck_assert_int_eq(sieve_warc_fetch_response_head(f, head, sizeof head - 1), SIEVE_OK);
+    unsigned char *body = pattern(20000, 3);
+    int rc = SIEVE_OK;
+    for (size_t off = 0; off < 20000 && rc == SIEVE_OK; off += 1000)
+        rc = sieve_warc_fetch_response_body(f, body + off, 1000);
+    ck_assert_int_eq(rc, SIEVE_EIO);
+    ck_assert_int_eq(sieve_warc_fetch_response_body(f, body, 1000), SIEVE_EIO);
+    sieve_warc_fetch_abort(f);
+    ck_assert_uint_eq(heard.n, 1);
+    ck_assert_msg(strstr(heard.last, "http://127.0.0.1:8917/spool") &&
+                      strstr(heard.last, nowhere) && strstr(heard.last, strerror(ENOENT)),
+                  "%s", heard.last);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    free(body);
+    free(nowhere);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(batch_write_fails)
 {
     make_dir();
@@ -2362,6 +2415,7 @@ int main(void)
     tcase_add_test(tc, batch_gzip_inline);
     tcase_add_test(tc, batch_rotates);
     tcase_add_test(tc, batch_write_fails);
+    tcase_add_test(tc, a_spool_that_fails_says_where_and_why);
     tcase_add_test(tc, rotation_plain);
     tcase_add_test(tc, rotation_gzip);
     tcase_add_test(tc, torn_tail_plain);

@@ -68,12 +68,13 @@ struct sieve_warc {
 /* One record of a fetch as it is built. */
 struct rec {
     warc_buf head;
-    bool head_done;  /* a blank line ended the head */
-    size_t line_len; /* bytes of the head's current line */
-    char last;       /* its last byte */
-    bool started;    /* the head went into the spool; body bytes follow */
-    bool closing;    /* the feeder asked for it to be closed */
-    bool closed;     /* trailer written, spool finished, digests made */
+    bool head_done;    /* a blank line ended the head */
+    size_t line_len;   /* bytes of the head's current line */
+    char last;         /* its last byte */
+    bool started;      /* the head went into the spool; body bytes follow */
+    bool closing;      /* the feeder asked for it to be closed */
+    bool closed;       /* trailer written, spool finished, digests made */
+    bool spool_failed; /* and the failure was logged */
     sieve_sha1 block, payload;
     uint64_t head_len, body_len;
     warc_spool spool;

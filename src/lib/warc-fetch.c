@@ -532,9 +532,20 @@ int warc_fetch_run_op(void *ctx, warc_zq_stream *s, int op, const void *data, si
     if (op & OP_END)
         return end_fetch(f);
     struct rec *r = op & OP_RESPONSE ? &f->resp : &f->req;
-    if (op & OP_CLOSE)
-        return rec_seal(r);
-    return rec_store(r, data, len, op & OP_PAYLOAD);
+    int rc = op & OP_CLOSE ? rec_seal(r) : rec_store(r, data, len, op & OP_PAYLOAD);
+    /* Only a block past the spool's memory meets the disk before the end:
+     * said once, with where and why, as an append that fails is. */
+    if (rc == SIEVE_EIO && !r->spool_failed) {
+        int e = errno;
+        r->spool_failed = true;
+        sieve_log(&f->w->o.logger, SIEVE_LOG_ERROR,
+                  "warc: %s: the %s block went past %zu bytes of memory, and its temporary file "
+                  "in %s failed: %s",
+                  f->uri.data, op & OP_RESPONSE ? "response" : "request", r->spool.limit,
+                  f->w->tmp_dir, strerror(e));
+        errno = e;
+    }
+    return rc;
 }
 
 /* Checks the fetch can end and queues its last job (run at once without
