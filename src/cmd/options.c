@@ -67,6 +67,14 @@ const char *opt_get_string(const void *s, const opt_def *d)
 
 /* ---- numbers ---------------------------------------------------------- */
 
+/* Only what a decimal number is written with: strtod() also reads hex
+ * ("0x10" is 16), "inf" and "nan", which an option given "0x10" should
+ * refuse rather than take for sixteen. */
+static bool decimal_chars(const char *s)
+{
+    return s[strspn(s, "0123456789.eE+-")] == '\0';
+}
+
 /* A whole number: digits, or a decimal such as 1e6 or 2.5e3 that is whole. */
 static bool parse_whole(const char *s, double *out)
 {
@@ -83,7 +91,7 @@ static bool parse_whole(const char *s, double *out)
     }
     errno = 0;
     double d = strtod(s, &end);
-    if (*end != '\0' || errno != 0 || !isfinite(d) || d != floor(d))
+    if (!decimal_chars(s) || *end != '\0' || errno != 0 || !isfinite(d) || d != floor(d))
         return false;
     *out = d;
     return true;
@@ -92,7 +100,7 @@ static bool parse_whole(const char *s, double *out)
 /* A non-negative decimal number. */
 static bool parse_decimal(const char *s, double *out)
 {
-    if ((*s < '0' || *s > '9') && *s != '.')
+    if (((*s < '0' || *s > '9') && *s != '.') || !decimal_chars(s))
         return false;
     char *end;
     errno = 0;
