@@ -1062,6 +1062,40 @@ END_TEST
 /* A batch whose write fails (the file size limit, as a full disk would)
  * leaves no part of it in the file: every fetch of it hears SIEVE_EIO,
  * and the archive goes on once there is room. */
+/* A rotation whose new file takes no warcinfo record (the file size
+ * limit here, a full disk elsewhere): no fetch goes into that file, now
+ * or once there is room again; they fail, and the files before it stay
+ * whole. */
+START_TEST(a_rotation_without_its_warcinfo_takes_no_fetch)
+{
+    make_dir();
+    signal(SIGXFSZ, SIG_IGN);
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.max_bytes = 4000;
+    sieve_warc *w = open_archive(path_in("r.warc"), &o);
+    unsigned char *body = pattern(3000, 9);
+    fetch_spec s = {.url = "http://127.0.0.1:8917/r", .body = body, .body_len = 3000};
+    sieve_warc_fetch_result res;
+    ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
+    ck_assert_str_eq(res.response.name, "r-00001.warc");
+    struct rlimit saved, rl;
+    getrlimit(RLIMIT_FSIZE, &saved);
+    rl = saved;
+    rl.rlim_cur = 64; /* the first file is past it already: only the new one meets it */
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+    ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_EIO);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_EIO);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    file_summary fs = check_file(path_in("r-00001.warc"));
+    ck_assert_uint_eq(fs.responses, 1);
+    ck_assert_uint_le(file_size(path_in("r-00002.warc")), 64);
+    free(body);
+    remove_dir();
+}
+END_TEST
+
 /* A block past the spool's memory whose temporary file cannot be made:
  * the feed fails, and the logger is told once which fetch, where and
  * why, as for an append that fails. */
@@ -2416,6 +2450,7 @@ int main(void)
     tcase_add_test(tc, batch_rotates);
     tcase_add_test(tc, batch_write_fails);
     tcase_add_test(tc, a_spool_that_fails_says_where_and_why);
+    tcase_add_test(tc, a_rotation_without_its_warcinfo_takes_no_fetch);
     tcase_add_test(tc, rotation_plain);
     tcase_add_test(tc, rotation_gzip);
     tcase_add_test(tc, torn_tail_plain);

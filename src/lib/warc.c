@@ -360,9 +360,16 @@ static int open_file(sieve_warc *w, char *path, bool append)
     if (size == 0)
         fsync_dir(path); /* the new name itself must survive a crash */
     rc = write_warcinfo(w, warc_last_component(path));
-    if (rc)
-        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: cannot write to %s: %s", path,
-                  strerror(errno));
+    if (rc) {
+        /* No fetch goes into a file without its warcinfo, whose id its
+         * records would name: from here on the archive has no file, and
+         * every fetch fails. */
+        int e = errno;
+        sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: cannot write to %s: %s", path, strerror(e));
+        close(w->fd);
+        w->fd = -1;
+        errno = e;
+    }
     publish_id(w);
     return rc;
 }
