@@ -1376,7 +1376,7 @@ static void torn_tail(bool gz)
         ck_assert_uint_eq(fs.warcinfo, 1);
         ck_assert_uint_eq(fs.responses, 2);
         ck_assert_uint_eq(fs.orphans, 0);
-        fs = check_file(path_in(res.response.name));
+        fs = check_file(path_in(k == 0 ? next1 : next2));
         ck_assert_uint_eq(fs.warcinfo, 1);
         ck_assert_uint_eq(fs.responses, 1);
     }
