@@ -186,18 +186,29 @@ static size_t requests_for(int h, const char *prefix, size_t *total)
     return count;
 }
 
-START_TEST(robots_answers_are_honoured)
+/* A --robots mode of sieve-web serving text as its robots.txt. */
+static const char *robots_file(const char *text)
 {
+    static char mode[160];
     char rules[128];
     snprintf(rules, sizeof rules, "%s/robots.txt", tmpdir);
     FILE *fp = fopen(rules, "w");
-    fprintf(fp, "User-agent: other\nDisallow: /\n\nUser-agent: sieve\nDisallow: /p/1.html\n");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
     fclose(fp);
-    char file_mode[160];
-    snprintf(file_mode, sizeof file_mode, "file:%s", rules);
-    start_host(0, file_mode, "0"); /* 200: rules for us, and for another robot */
-    start_host(1, "404", "0");     /* everything allowed */
-    start_host(2, "500", "0");     /* nothing allowed for now */
+    snprintf(mode, sizeof mode, "file:%s", rules);
+    return mode;
+}
+
+START_TEST(robots_answers_are_honoured)
+{
+    /* 200: rules for us, and for another robot */
+    start_host(
+        0,
+        robots_file("User-agent: other\nDisallow: /\n\nUser-agent: sieve\nDisallow: /p/1.html\n"),
+        "0");
+    start_host(1, "404", "0"); /* everything allowed */
+    start_host(2, "500", "0"); /* nothing allowed for now */
     unsigned port0 = port[0];
     const char *args[] = {"--delay", "0", "--host-connections", "4", NULL};
     char *records;
@@ -235,14 +246,7 @@ END_TEST
  * fewer pages had started, and every worker waited for ever. */
 START_TEST(refused_urls_do_not_count_against_max_pages)
 {
-    char rules[128];
-    snprintf(rules, sizeof rules, "%s/robots.txt", tmpdir);
-    FILE *fp = fopen(rules, "w");
-    fprintf(fp, "User-agent: *\nDisallow: /p/\n");
-    fclose(fp);
-    char file_mode[160];
-    snprintf(file_mode, sizeof file_mode, "file:%s", rules);
-    start_host(0, file_mode, "0");
+    start_host(0, robots_file("User-agent: *\nDisallow: /p/\n"), "0");
     const char *args[] = {"--delay", "0", "--max-pages", "3", NULL};
     char *records;
     double secs;
