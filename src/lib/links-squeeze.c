@@ -671,9 +671,9 @@ static size_t raw_end_tail(const char *p, size_t n)
 }
 
 /* Where next_cut()'s cut at `cut` should go so that no call ends inside a
- * comment: libxml2 2.9 takes "<!-->", "<!--->" and "<!--!>" for comments
- * that end at the next "-->" it has, and reads them to the end of the call
- * when it has none, so the bytes after would be read as markup. The cut
+ * comment: libxml2 2.9 takes "<!-->" and "<!--->" for comments that end
+ * at the next "-->" it has, and reads them to the end of the call when it
+ * has none, so the bytes after would be read as markup. The cut
  * goes past the end htmlParseComment() finds for each "<!--" before it, as
  * sync_cut() does; where one has no end in the len bytes, just before it
  * (0 when it starts the bytes: they wait for more). An end is looked for
