@@ -85,6 +85,25 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const c
 
 static const char leaf[] = "<html><body>fine</body></html>";
 
+/* A 200 whose head carries lines header lines of len bytes each. */
+static enum MHD_Result answer_tall(struct MHD_Connection *c, int lines, size_t len)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(leaf), (void *)leaf, MHD_RESPMEM_PERSISTENT);
+    char *value = malloc(len + 1);
+    memset(value, 'v', len);
+    value[len] = '\0';
+    for (int i = 0; i < lines; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "X-Filler-%d", i);
+        MHD_add_response_header(r, name, value);
+    }
+    free(value);
+    enum MHD_Result rc = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 /* A: each kind of failure. */
 static enum MHD_Result serve_a(struct MHD_Connection *c, const char *path, int before)
 {
@@ -113,6 +132,10 @@ static enum MHD_Result serve_a(struct MHD_Connection *c, const char *path, int b
         usleep(1500000); /* past the crawl's timeout, once */
     if (strcmp(path, "/gone") == 0)
         return answer(c, 404, "no such page", NULL);
+    if (strcmp(path, "/long-line") == 0) /* past curl's 100 KiB a line */
+        return answer_tall(c, 1, 150000);
+    if (strcmp(path, "/tall-head") == 0) /* past curl's 300 KiB a head */
+        return answer_tall(c, 400, 1000);
     return answer(c, 200, leaf, NULL);
 }
 
@@ -161,11 +184,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static struct MHD_Daemon *start_server(const char *which, unsigned *port)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    struct MHD_Daemon *d =
-        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                             MHD_USE_AUTO | MHD_USE_ERROR_LOG,
-                         0, NULL, NULL, handle, (void *)which, MHD_OPTION_SOCK_ADDR,
-                         (struct sockaddr *)&sa, MHD_OPTION_END);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO |
+            MHD_USE_ERROR_LOG,
+        0, NULL, NULL, handle, (void *)which, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)1 << 20, MHD_OPTION_END);
     ck_assert_ptr_nonnull(d);
     *port = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)->port;
     return d;
@@ -205,6 +228,7 @@ typedef struct rec {
     long status;
     sieve_crawl_outcome outcome;
     unsigned attempts;
+    char error[96];
 } rec;
 
 typedef struct end {
@@ -231,6 +255,7 @@ static int on_record(void *ud, const sieve_crawl_record *r)
         x->status = r->status;
         x->outcome = r->outcome;
         x->attempts = r->attempts;
+        snprintf(x->error, sizeof x->error, "%s", r->error != NULL ? r->error : "");
     }
     pthread_mutex_unlock(&s->mu);
     return SIEVE_OK;
@@ -486,6 +511,33 @@ START_TEST(a_url_tried_again_counts_once_against_max_pages)
 }
 END_TEST
 
+/* A server that sends a head without end is not asked again: a head past
+ * the engine's limit, or with a line longer than curl buffers, is too
+ * large, whatever error curl gives for it. */
+START_TEST(an_oversized_head_is_too_large_and_not_asked_again)
+{
+    sieve_crawl_options o = base_options();
+    o.retries = 2;
+    o.retry_wait_s = 0.01;
+    o.retry_max_wait_s = 0.05;
+    char one[64], two[64];
+    snprintf(one, sizeof one, "http://127.0.0.1:%u/long-line", port_a);
+    snprintf(two, sizeof two, "http://127.0.0.1:%u/tall-head", port_a);
+    const char *seeds[] = {one, two, NULL};
+    seen_crawl *s = malloc(sizeof *s);
+    crawl(&o, seeds, s);
+    assert_record(s, port_a, "/long-line", 200, SIEVE_OUTCOME_TOO_LARGE, 1);
+    assert_record(s, port_a, "/tall-head", 200, SIEVE_OUTCOME_TOO_LARGE, 1);
+    ck_assert_int_eq(requests_for('A', "/long-line"), 1);
+    ck_assert_int_eq(requests_for('A', "/tall-head"), 1);
+    ck_assert_str_eq(record_of(s, port_a, "/long-line")->error,
+                     "a response head line longer than 102400 bytes");
+    ck_assert_str_eq(record_of(s, port_a, "/tall-head")->error,
+                     "response head larger than 262144 bytes");
+    free(s);
+}
+END_TEST
+
 /* robots.txt is never retried: a 5xx means "unreachable" (RFC 9309
  * 2.3.1.4), the host's pages are not fetched for now, and the file was
  * asked for once. */
@@ -515,6 +567,7 @@ int main(void)
     tcase_add_test(tc, a_host_failing_in_a_row_rests);
     tcase_add_test(tc, a_url_tried_again_counts_once_against_max_pages);
     tcase_add_test(tc, robots_txt_failures_keep_their_meaning);
+    tcase_add_test(tc, an_oversized_head_is_too_large_and_not_asked_again);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -215,7 +215,9 @@ typedef enum sieve_crawl_outcome {
     SIEVE_OUTCOME_TRUNCATED, /* "truncated": the body ended before its end (its
                                 length, its last chunk, or its compressed stream's
                                 end never came) */
-    SIEVE_OUTCOME_TOO_LARGE, /* "too_large": cut at max_page_bytes */
+    SIEVE_OUTCOME_TOO_LARGE, /* "too_large": cut at max_page_bytes, or a
+                                response head past 256 KiB (or with a line
+                                past curl's 100 KiB): not tried again */
     SIEVE_OUTCOME_ENCODING,  /* "encoding": a content coding other than gzip or
                                 deflate, or corrupt compressed data */
     SIEVE_OUTCOME_REDIRECT,  /* "redirect": a redirect without a usable target, or

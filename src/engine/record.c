@@ -72,6 +72,10 @@ static sieve_crawl_outcome curl_outcome(CURLcode result)
         return SIEVE_OUTCOME_PROTOCOL;
     case CURLE_BAD_CONTENT_ENCODING:
         return SIEVE_OUTCOME_ENCODING;
+#if CURL_AT_LEAST_VERSION(8, 6, 0)
+    case CURLE_TOO_LARGE: /* a head past curl's limits */
+        return SIEVE_OUTCOME_TOO_LARGE;
+#endif
     default:
         return SIEVE_OUTCOME_ERROR;
     }
@@ -81,6 +85,8 @@ sieve_crawl_outcome xfer_outcome(const xfer *x, CURLcode result, const char *err
 {
     if (x->fail != NULL)
         return x->fail_outcome;
+    if (wire_head_line_too_long(x, result))
+        return SIEVE_OUTCOME_TOO_LARGE;
     if (error != NULL)
         return curl_outcome(result);
     return x->status >= 500   ? SIEVE_OUTCOME_HTTP_5XX

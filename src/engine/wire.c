@@ -56,6 +56,10 @@ static int on_debug(CURL *e, curl_infotype type, char *data, size_t n, void *ud)
     return 0;
 }
 
+#define TEXT_OF(n)         #n
+#define TEXT(n)            TEXT_OF(n)
+#define WIRE_HEAD_MAX_TEXT TEXT(WIRE_HEAD_MAX)
+
 static bool starts_with(const char *s, size_t n, const char *prefix)
 {
     size_t p = strlen(prefix);
@@ -66,14 +70,25 @@ static bool starts_with(const char *s, size_t n, const char *prefix)
  * the embedder. A status line starts a new response (after a 1xx); the
  * blank line ends it. curl hands the trailer fields of a chunked body to
  * this callback too, after the body: they are no part of the head (an
- * archive stores the head before the body), so they stop here. */
+ * archive stores the head before the body), so they stop here.
+ *
+ * A head is cut at WIRE_HEAD_MAX, below curl's own total (300 KiB in
+ * curl 7.88), whose error curl reports as a receive error like any
+ * broken connection: a server that sends an endless head is then said to
+ * be too large, and is not asked again. */
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 {
     xfer *x = ud;
     size_t n = size * nmemb;
     if (x->fail != NULL)
         return 0;
-    if (starts_with(data, n, "HTTP/")) {
+    bool status_line = starts_with(data, n, "HTTP/");
+    if ((x->in_head || status_line) && (x->head_bytes += n) > WIRE_HEAD_MAX) {
+        xfer_fail(x, SIEVE_OUTCOME_TOO_LARGE,
+                  "response head larger than " WIRE_HEAD_MAX_TEXT " bytes");
+        return 0;
+    }
+    if (status_line) {
         x->coding = DECODE_IDENTITY;
         x->in_head = true;
     } else if (!x->in_head) {
@@ -87,6 +102,13 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
     if (cb->on_response_head != NULL && refused(x, cb->on_response_head(x->c->ud, &x->t, data, n)))
         return 0;
     return n;
+}
+
+/* Before the head's blank line, or before its first line came whole: the
+ * one place curl 7.88 runs out of memory that a server controls. */
+bool wire_head_line_too_long(const xfer *x, CURLcode result)
+{
+    return result == CURLE_OUT_OF_MEMORY && (x->in_head || x->head_bytes == 0);
 }
 
 void wire_setup(xfer *x)
@@ -126,6 +148,7 @@ void wire_start(xfer *x)
     x->wire_ended = false;
     x->coding = DECODE_IDENTITY;
     x->in_head = false;
+    x->head_bytes = 0;
     x->dec = NULL;
     x->digest[0] = '\0';
     x->ip[0] = '\0';

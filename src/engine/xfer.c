@@ -229,6 +229,8 @@ const char *xfer_error(const xfer *x, CURLcode result)
 {
     if (x->fail != NULL)
         return x->fail;
+    if (wire_head_line_too_long(x, result))
+        return "a response head line longer than 102400 bytes";
     if (result != CURLE_OK)
         return x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(result);
     return NULL;

@@ -82,6 +82,7 @@ struct xfer {
     sieve_crawl_hold *hold; /* the embedder holds the record back (hold.c) */
     decode_coding coding;   /* of the response, from its Content-Encoding */
     bool in_head;           /* between a status line and its blank line */
+    size_t head_bytes;      /* response head bytes so far, 1xx heads included */
     decoder *dec;           /* NULL: identity, or no body yet */
     sieve_sha1 body_digest; /* of the body as received */
     char digest[SIEVE_SHA1_TEXT_SIZE];
@@ -159,6 +160,15 @@ void xfer_fail(xfer *x, sieve_crawl_outcome outcome, const char *why);
  * did not end is a truncated body, even when curl saw the transfer end
  * cleanly (the kind must not take it for a complete one). */
 void xfer_body_end(xfer *x, CURLcode result);
+
+/* wire.c: the most response head bytes a transfer takes (1xx heads
+ * included); more, and it fails as too large. */
+#define WIRE_HEAD_MAX 262144
+
+/* wire.c: whether a failure (result from curl) is curl refusing a head
+ * line longer than it buffers (100 KiB), which curl 7.88 reports as out
+ * of memory: the head is then too large, like one past WIRE_HEAD_MAX. */
+bool wire_head_line_too_long(const xfer *x, CURLcode result);
 
 /* wire.c: the slot's curl options for the wire callbacks and decoding. */
 void wire_setup(xfer *x);
