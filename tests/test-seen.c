@@ -2,7 +2,9 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "seen-internal.h"
 #include "sieve/sieve.h"
 
 static int key(char *buf, size_t cap, const char *space, unsigned long i)
@@ -136,6 +138,35 @@ START_TEST(grow_keeps_rate_bounded_at_ten_times_capacity)
 }
 END_TEST
 
+/* A checkpoint reads the newest layer's count, then copies the arrays
+ * while pushes go on, so the copy may hold more keys than the count says.
+ * Restored, the layer must still grow when it holds its capacity, not
+ * when the stale count reaches it, or it overfills and its rate climbs. */
+START_TEST(a_restored_layer_grows_at_what_it_holds)
+{
+    const double p = 0.01;
+    sieve_seen *saved = make(SIEVE_SEEN_BLOOM, 20000, p, SIEVE_OVERFLOW_GROW);
+    fill(saved, 15000, NULL);
+    size_t bytes;
+    uint64_t *words = seen_layer_words(saved, 0, &bytes);
+
+    sieve_seen *s = make(SIEVE_SEEN_BLOOM, 20000, p, SIEVE_OVERFLOW_GROW);
+    ck_assert_int_eq(seen_restore_shape(s, 1, 5000), SIEVE_OK); /* counted at 5,000 */
+    size_t n;
+    memcpy(seen_layer_words(s, 0, &n), words, bytes);
+    ck_assert_uint_eq(n, bytes);
+    seen_restored(s);
+    ck_assert_uint_ge(seen_newest_added(s), 15000 * 97 / 100);
+
+    fill(s, 30000, NULL); /* the first 15,000 again, then 15,000 new */
+    ck_assert_uint_eq(sieve_seen_layers(s), 2);
+    double fp = measured_fp_rate(s, 1000000);
+    ck_assert_msg(fp <= p, "restored filter's measured rate %g above %g", fp, p);
+    sieve_seen_free(saved);
+    sieve_seen_free(s);
+}
+END_TEST
+
 START_TEST(bytes_follow_the_implementation)
 {
     sieve_seen *bloom = make(SIEVE_SEEN_BLOOM, 100000, 0.01, SIEVE_OVERFLOW_WARN);
@@ -163,6 +194,7 @@ int main(void)
     tcase_add_test(tc, bloom_has_no_false_negatives);
     tcase_add_test(tc, grow_keeps_rate_bounded_at_ten_times_capacity);
     tcase_add_test(tc, bytes_follow_the_implementation);
+    tcase_add_test(tc, a_restored_layer_grows_at_what_it_holds);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -29,7 +29,8 @@ uint64_t seen_newest_added(const sieve_seen *s);
  * SIEVE_ENOMEM. */
 int seen_restore_shape(sieve_seen *s, unsigned nlayers, uint64_t newest_added);
 
-/* Recounts what the layers' arrays hold, after they were filled. */
+/* Recounts what the layers' arrays hold, after they were filled; the
+ * newest layer's count is raised to what its array holds, if more. */
 void seen_restored(sieve_seen *s);
 
 #endif

@@ -260,6 +260,10 @@ int seen_restore_shape(sieve_seen *s, unsigned nlayers, uint64_t newest_added)
     return SIEVE_OK;
 }
 
+/* The saved count of the newest layer was read before its array was
+ * copied, and pushes went on in between: the array may hold more. Growth
+ * goes by the larger of the two, so a restored layer never takes more
+ * than its capacity (an estimate a little high only grows it early). */
 void seen_restored(sieve_seen *s)
 {
     s->older_count = 0;
@@ -268,4 +272,9 @@ void seen_restored(sieve_seen *s)
         if (i + 1 < s->nlayers)
             s->older_count += sieve_bloom_estimated_count(s->layer[i]);
     }
+    double held = sieve_bloom_estimated_count(s->layer[s->nlayers - 1]);
+    if (held > (double)s->newest_capacity) /* a full array's is infinite */
+        held = (double)s->newest_capacity;
+    if (held > (double)s->newest_added)
+        s->newest_added = (uint64_t)held;
 }
