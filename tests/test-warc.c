@@ -1463,6 +1463,100 @@ START_TEST(torn_tail_gzip)
 }
 END_TEST
 
+/* ---- blank lines between records ---- */
+
+/* Writes data to fd as one gzip member. */
+static void write_member(int fd, const void *data, size_t len)
+{
+    z_stream z = {0};
+    ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = deflateBound(&z, len);
+    unsigned char *out = malloc(cap);
+    z.next_in = (unsigned char *)data;
+    z.avail_in = (unsigned)len;
+    z.next_out = out;
+    z.avail_out = (unsigned)cap;
+    ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+    ck_assert_int_eq(write(fd, out, z.total_out), (ssize_t)z.total_out);
+    deflateEnd(&z);
+    free(out);
+}
+
+/* Some writers end a record with more than CRLF CRLF. Copied with two
+ * more CRLFs after each record (inside its member, for gzip; between
+ * records, for a plain file), the archive still reads whole, each
+ * record's offset at its start and its length its own. */
+static void blank_lines(bool gz)
+{
+    make_dir();
+    char *path = strdup(path_in(gz ? "b.warc.gz" : "b.warc"));
+    char *loose = strdup(path_in(gz ? "loose.warc.gz" : "loose.warc"));
+    sieve_warc *w = open_archive(path, NULL);
+    unsigned char *body = pattern(300, 9);
+    sieve_warc_fetch_result res;
+    for (int i = 0; i < 2; i++) {
+        fetch_spec f = {.url = "http://127.0.0.1:8917/b", .body = body, .body_len = 300};
+        ck_assert_int_eq(put_fetch(w, &f, &res), SIEVE_OK);
+    }
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+
+    warc_reader *r;
+    ck_assert_int_eq(warc_reader_open(&r, path), SIEVE_OK);
+    int fd = open(loose, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge(fd, 0);
+    uint64_t starts[8];
+    int n = 0, rc;
+    warc_rec rec;
+    block_sink b = {0};
+    while ((b.len = 0, rc = warc_reader_next(r, &rec, collect, &b)) == SIEVE_OK) {
+        ck_assert_int_lt(n, 8);
+        starts[n++] = (uint64_t)lseek(fd, 0, SEEK_CUR);
+        bool last = !gz && n == 5; /* a plain file's end is its last record's */
+        size_t len = rec.header_len + b.len + (last ? 4 : 8);
+        unsigned char *whole = malloc(len);
+        memcpy(whole, rec.header, rec.header_len);
+        memcpy(whole + rec.header_len, b.data, b.len);
+        memcpy(whole + rec.header_len + b.len, "\r\n\r\n\r\n\r\n", 8);
+        if (gz)
+            write_member(fd, whole, len);
+        else
+            ck_assert_int_eq(write(fd, whole, len), (ssize_t)len);
+        free(whole);
+    }
+    ck_assert_int_eq(rc, SIEVE_EDRAINED);
+    ck_assert_int_eq(n, 5);
+    warc_reader_free(r);
+    close(fd);
+
+    file_summary sum = check_file(loose);
+    ck_assert_uint_eq(sum.responses, 2);
+    ck_assert_int_eq(warc_reader_open(&r, loose), SIEVE_OK);
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(warc_reader_next(r, &rec, NULL, NULL), SIEVE_OK);
+        ck_assert_uint_eq(rec.offset, starts[i]);
+        uint64_t to = i + 1 < n ? starts[i + 1] - (gz ? 0 : 4) : file_size(loose);
+        ck_assert_uint_eq(rec.length, to - starts[i]);
+    }
+    ck_assert_int_eq(warc_reader_next(r, &rec, NULL, NULL), SIEVE_EDRAINED);
+    warc_reader_free(r);
+    free(b.data);
+    free(body);
+    free(path);
+    free(loose);
+}
+
+START_TEST(blank_lines_plain)
+{
+    blank_lines(false);
+}
+END_TEST
+
+START_TEST(blank_lines_gzip)
+{
+    blank_lines(true);
+}
+END_TEST
+
 /* ---- memory ---- */
 
 static size_t heap_in_use(void)
@@ -2455,6 +2549,8 @@ int main(void)
     tcase_add_test(tc, rotation_gzip);
     tcase_add_test(tc, torn_tail_plain);
     tcase_add_test(tc, torn_tail_gzip);
+    tcase_add_test(tc, blank_lines_plain);
+    tcase_add_test(tc, blank_lines_gzip);
     tcase_add_test(tc, big_body_plain);
     tcase_add_test(tc, big_body_gzip);
     tcase_add_test(tc, surt_keys);

@@ -6,7 +6,9 @@
  * (a torn tail, safe to cut); or it holds something that is no record
  * (cutting there would lose data). A byte that could still begin or
  * continue a record counts as torn, so every prefix of a valid file reads
- * as torn or clean, never as garbage.
+ * as torn or clean, never as garbage. Blank lines (CR and LF bytes)
+ * after a record's CRLF CRLF are passed over, as warcio does: some
+ * writers put them there, and they hold no data.
  *
  * Plain files are read through one buffer; a block the caller does not
  * want is skipped with lseek(). Gzip files (told by their magic, not their
@@ -187,11 +189,28 @@ static int short_record(warc_reader *r)
     return r->gz ? garbage(r, "a gzip member that ends inside its record") : SIEVE_ETRUNCATED;
 }
 
+/* Passes over CR and LF bytes. Some writers put more than the one CRLF
+ * CRLF after a block, and warcio reads past them too. Returns what fill()
+ * returned last: bytes that follow, 0 at the end, or an error. */
+static long skip_blank_lines(warc_reader *r)
+{
+    for (;;) {
+        long n = fill(r);
+        if (n <= 0)
+            return n;
+        while (r->out_pos < r->out_len &&
+               (r->out[r->out_pos] == '\r' || r->out[r->out_pos] == '\n'))
+            r->out_pos++;
+        if (r->out_pos < r->out_len)
+            return (long)(r->out_len - r->out_pos);
+    }
+}
+
 /* Starts a record. SIEVE_EDRAINED at the clean end of the file. */
 static int begin_record(warc_reader *r, uint64_t *offset)
 {
     if (!r->gz) {
-        long n = fill(r);
+        long n = skip_blank_lines(r);
         if (n <= 0)
             return n == 0 ? SIEVE_EDRAINED : (int)n;
         *offset = r->out_off + r->out_pos;
@@ -319,7 +338,7 @@ static int read_trailer(warc_reader *r)
     }
     if (!r->gz)
         return SIEVE_OK;
-    long n = fill(r);
+    long n = skip_blank_lines(r);
     if (n > 0)
         return garbage(r, "a gzip member holding more than one record");
     return (int)n;
