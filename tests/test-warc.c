@@ -1351,6 +1351,23 @@ static void torn_tail(bool gz)
         ck_assert_uint_eq(fs.orphans, 0); /* the torn response's request was cut too */
     }
 
+    /* Every prefix of the first record (the warcinfo) is torn too, its
+     * first byte alone included: a gzip file's 0x1f is not yet told
+     * from a plain one by its magic. */
+    uint64_t first = res3.request.offset;
+    for (uint64_t at = 1; at < size; at++) {
+        copy_prefix(path, cut, at);
+        int rc = sieve_warc_complete_end(cut, &end, &records);
+        if (rc == SIEVE_OK && records > 0) {
+            first = at;
+            break;
+        }
+        ck_assert_msg(rc == SIEVE_ETRUNCATED, "first record cut at %llu: %s",
+                      (unsigned long long)at, sieve_strerror(rc));
+        ck_assert_uint_eq(end, 0);
+    }
+    ck_assert_uint_lt(first, res3.request.offset);
+
     /* NEXT, as a resumed crawl opens: the torn fetch (its response cut
      * short, its request whole) is cut from the file, which keeps every
      * other byte, and the fetches go on in a new numbered file. */

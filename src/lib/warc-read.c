@@ -72,8 +72,11 @@ int warc_reader_open(warc_reader **out, const char *path)
         return SIEVE_EIO;
     }
     r->file_size = (uint64_t)st.st_size;
+    /* A file of the one byte 0x1f is a gzip file cut after its first
+     * byte: torn, where read as plain it would be garbage. */
     unsigned char magic[2];
-    r->gz = pread(r->fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    ssize_t got = pread(r->fd, magic, 2, 0);
+    r->gz = got >= 1 && magic[0] == 0x1f && (got == 1 || magic[1] == 0x8b);
     *out = r;
     return SIEVE_OK;
 }
