@@ -234,6 +234,7 @@ typedef struct rec {
 typedef struct end {
     char url[128];
     bool retried, has_record;
+    char truncated[16];
 } end;
 
 typedef struct seen_crawl {
@@ -270,6 +271,7 @@ static void on_transfer_end(void *ud, sieve_crawl_transfer *t)
         snprintf(x->url, sizeof x->url, "%s", t->url);
         x->retried = t->retried;
         x->has_record = t->has_record;
+        snprintf(x->truncated, sizeof x->truncated, "%s", t->truncated ? t->truncated : "");
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -534,6 +536,11 @@ START_TEST(an_oversized_head_is_too_large_and_not_asked_again)
                      "a response head line longer than 102400 bytes");
     ck_assert_str_eq(record_of(s, port_a, "/tall-head")->error,
                      "response head larger than 262144 bytes");
+    /* an archive marks both cut at a limit, as WARC-Truncated: length */
+    for (int i = 0; i < s->ne; i++)
+        if (strstr(s->e[i].url, "/long-line") || strstr(s->e[i].url, "/tall-head"))
+            ck_assert_msg(strcmp(s->e[i].truncated, "length") == 0, "%s: truncated '%s'",
+                          s->e[i].url, s->e[i].truncated);
     free(s);
 }
 END_TEST

@@ -254,7 +254,8 @@ typedef struct sieve_crawl_transfer {
                               content coding kept */
     const char *truncated; /* NULL: the body came whole (or there was none); else
                               why not, as a WARC 1.1 WARC-Truncated reason:
-                              "length" (max_page_bytes, or robots.txt's 500 KiB),
+                              "length" (max_page_bytes, robots.txt's 500 KiB, or a
+                              response head too large),
                               "time" (timeout_s, low_speed), "disconnect" (the
                               connection or the compressed stream ended early),
                               "unspecified" (stopped on purpose: rejected type,

@@ -173,6 +173,8 @@ static const char *truncation(const xfer *x, CURLcode result)
 {
     if (x->status == 0)
         return NULL;
+    if (x->fail_outcome == SIEVE_OUTCOME_TOO_LARGE || wire_head_line_too_long(x, result))
+        return "length"; /* a head past its limit */
     switch (result) {
     case CURLE_OK:
         return x->dec != NULL && !decoder_complete(x->dec) ? "disconnect" : NULL;
