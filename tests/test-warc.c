@@ -1533,7 +1533,7 @@ static void blank_lines(bool gz)
         unsigned char *whole = malloc(len);
         memcpy(whole, rec.header, rec.header_len);
         memcpy(whole + rec.header_len, b.data, b.len);
-        memcpy(whole + rec.header_len + b.len, "\r\n\r\n\r\n\r\n", 8);
+        memcpy(whole + rec.header_len + b.len, "\r\n\r\n\r\n\r\n", last ? 4 : 8);
         if (gz)
             write_member(fd, whole, len);
         else
