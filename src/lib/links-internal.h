@@ -3,8 +3,7 @@
  * another. links.c holds the extractor's API and libxml2's callbacks;
  * links-href.c canonicalizes a page's hrefs once each; links-bound.c counts what libxml2 may read
  * so its work stays linear (see "Bounding libxml2's work" there); links-squeeze.c leaves out of
- * libxml2's input what cannot change a link (see "Skipping text" and "Squeezing markup" there),
- * reading through the markup with links-plain.c's scanners.
+ * libxml2's input what cannot change a link (see "Skipping text" and "Squeezing markup" there).
  * Also the switches tests use to compare what libxml2 finds when it sees the whole page with what
  * it finds when the extractor leaves parts out. */
 #ifndef SIEVE_LINKS_INTERNAL_H
@@ -116,7 +115,7 @@ struct href_table {
     size_t used, size;
 };
 
-/* Bare link tags (links-plain.c): the values of a link tag's href, src
+/* Bare link tags (links-squeeze.c): the values of a link tag's href, src
  * and rel, taken out of the tag handed to libxml2 and given to
  * on_start() when libxml2 reports the tag, in the order handed. */
 enum { LX_BARE_HREF, LX_BARE_SRC, LX_BARE_REL, LX_BARE_ATTRS };
@@ -217,48 +216,6 @@ static inline bool lx_name_char(unsigned char c)
 {
     return lx_name_start(c) || (unsigned)(c - '0') < 10 || c == '-';
 }
-
-/* links-plain.c: the plain markup readers. A scanner's answer where
- * libxml2 must read the construct itself, and where the bytes at hand cut
- * it off. */
-enum { NOT_PLAIN = 0 };
-#define NEED_MORE SIZE_MAX
-
-static inline bool lx_ascii_letter(unsigned char c)
-{
-    return (unsigned)((c | 0x20) - 'a') < 26;
-}
-
-/* What the squeeze does with a tag, by its name. */
-enum lx_tag_kind { KIND_OTHER, KIND_LINK, KIND_WHOLE, KIND_META, KIND_RAW };
-enum lx_tag_kind lx_tag_kind(const unsigned char *p, size_t n);
-
-/* A link tag's href, src and rel values as lx_plain_start_tag() read
- * them: the first of each name (libxml2 drops the later ones), and whether
- * the tag may go to libxml2 bare (links-plain.c, "Bare link tags"). */
-struct lx_tag_links {
-    const unsigned char *v[LX_BARE_ATTRS]; /* NULL: no such attribute */
-    size_t len[LX_BARE_ATTRS];
-    bool bare;
-};
-
-/* Length of the text at s that libxml2 would only read as characters. */
-size_t lx_text_run(const char *s, size_t len);
-/* The start tag at p ('<' and an ASCII letter), if plain: its length, and
- * what libxml2 is handed instead in out (*out_len bytes). */
-size_t lx_plain_start_tag(const unsigned char *p, size_t len, enum lx_tag_kind *kind, bool *closed,
-                          char *out, size_t *out_len, struct lx_tag_links *tl);
-/* The end tag at p ("</"), its name's length in *name_len. */
-size_t lx_plain_end_tag(const unsigned char *p, size_t len, size_t *name_len);
-/* Where htmlParseComment() ends the comment at p ("<!--"): 0 when the len
- * bytes do not hold its end. */
-size_t lx_plain_comment_end(const unsigned char *p, size_t len);
-/* The comment at p, if plain. */
-size_t lx_plain_comment(const unsigned char *p, size_t len);
-/* Script or style data at p (of the element name, name_len bytes) and the
- * end tag that ends it: the end tag's length, the data's in *data. */
-size_t lx_raw_to_end(const unsigned char *p, size_t len, const unsigned char *name, size_t name_len,
-                     size_t *data);
 
 /* links-squeeze.c: hands len bytes to libxml2 but for what it would only
  * read and drop; returns how many it took (the rest waits for more). */

@@ -65,6 +65,55 @@ static const char *idle_in_raw(const sieve_links *lx)
                : NULL;
 }
 
+/* Length of the run at p of ASCII bytes other than '<'. */
+static size_t ascii_run(const unsigned char *p, size_t len)
+{
+    size_t i = 0;
+    for (; i + 16 <= len; i += 16) {
+        bytes16 v = bytes16_load(p + i);
+        if (bytes16_any((bytes16)((v == '<') | (v >= 0x80))))
+            break;
+    }
+    while (i < len && p[i] != '<' && p[i] < 0x80)
+        i++;
+    return i;
+}
+
+/* Length of the UTF-8 sequence at p as libxml2's reader accepts it (no
+ * overlong form, at most four bytes), or 0 for one it would take for a
+ * sign of another charset, or that len cuts off. */
+static size_t utf8_seq(const unsigned char *p, size_t len)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    unsigned c = p[0];
+    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    if (c < 0xc0 || c >= 0xf8 || len < n)
+        return 0;
+    uint32_t v = c & (0x7fu >> n);
+    for (size_t k = 1; k < n; k++) {
+        if ((p[k] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (p[k] & 0x3fu);
+    }
+    return v >= least[n] ? n : 0;
+}
+
+/* Length of the text at s that libxml2 would only read as characters. */
+static size_t text_run(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    for (;;) {
+        i += ascii_run(p + i, len - i);
+        if (i == len || p[i] == '<')
+            return i;
+        size_t n = utf8_seq(p + i, len - i);
+        if (n == 0)
+            return i;
+        i += n;
+    }
+}
+
 /* Where the next call into libxml2 should end: just after a '>' that a
  * run of SKIP_MIN bytes or more without '<' follows, so that if the '>'
  * closed a tag the run can be skipped; len if there is none, or if a
@@ -103,6 +152,8 @@ static size_t next_cut(const sieve_links *lx, const char *p, size_t len)
  * depends on where calls end (quotes its look-ahead counts and its
  * attribute parser does not), the squeeze changes nothing, but these cuts
  * are call ends too, as next_cut()'s are. */
+static size_t plain_comment_end(const unsigned char *p, size_t len);
+
 static size_t sync_cut(const sieve_links *lx, const char *p, size_t len)
 {
     const htmlParserCtxt *ctxt = lx->ctxt;
@@ -127,7 +178,7 @@ static size_t sync_cut(const sieve_links *lx, const char *p, size_t len)
         c = c < lim ? memmem(c, (size_t)(lim - c), "<!--", 4) : NULL;
         if (!c || c >= p + x)
             return x;
-        size_t n = lx_plain_comment_end((const unsigned char *)c, (size_t)(end - c));
+        size_t n = plain_comment_end((const unsigned char *)c, (size_t)(end - c));
         if (!n)
             return len;
         if ((size_t)(c - p) + n > x)
@@ -176,6 +227,301 @@ static size_t sync_cut(const sieve_links *lx, const char *p, size_t len)
  * dense site this took its own instructions down by a third
  * (bench/README.md). */
 
+enum { NOT_PLAIN = 0 };
+/* A scanner's answer: the construct goes on past the bytes at hand. */
+#define NEED_MORE SIZE_MAX
+
+static bool ascii_letter(unsigned char c)
+{
+    return (unsigned)((c | 0x20) - 'a') < 26;
+}
+
+/* Length of the run at p of valid UTF-8, '<' included. */
+static size_t utf8_run(const unsigned char *p, size_t len)
+{
+    size_t i = 0;
+    for (;;) {
+        for (; i + 16 <= len; i += 16)
+            if (bytes16_any((bytes16)(bytes16_load(p + i) >= 0x80)))
+                break;
+        while (i < len && p[i] < 0x80)
+            i++;
+        if (i == len)
+            return i;
+        size_t n = utf8_seq(p + i, len - i);
+        if (n == 0)
+            return i;
+        i += n;
+    }
+}
+
+enum tag_kind { KIND_OTHER, KIND_LINK, KIND_WHOLE, KIND_META, KIND_RAW };
+
+static bool name_is(const unsigned char *p, size_t n, const char *name)
+{
+    return strlen(name) == n && strncasecmp((const char *)p, name, n) == 0;
+}
+
+/* Asked of every tag: most are none of these, which the first letter
+ * and the length tell without a string compare. */
+static enum tag_kind tag_kind(const unsigned char *p, size_t n)
+{
+    switch (p[0] | 0x20) {
+    case 'a':
+        return n == 1 || name_is(p, n, "area") ? KIND_LINK : KIND_OTHER;
+    case 'f':
+        return name_is(p, n, "frame") ? KIND_LINK : KIND_OTHER;
+    case 'i':
+        return name_is(p, n, "iframe") ? KIND_LINK : KIND_OTHER;
+    case 'm':
+        return name_is(p, n, "meta") ? KIND_META : KIND_OTHER;
+    case 'b':
+        return name_is(p, n, "base") ? KIND_WHOLE : KIND_OTHER;
+    case 's':
+        return name_is(p, n, "script") || name_is(p, n, "style") ? KIND_RAW : KIND_OTHER;
+    default:
+        return KIND_OTHER;
+    }
+}
+
+/* Reads the start tag at p ('<' and an ASCII letter) as htmlParseStartTag()
+ * does, if it is plain, and writes to out what libxml2 is handed instead:
+ * its length in *out_len. Returns the tag's length, NOT_PLAIN, or
+ * NEED_MORE. *name and *name_len give its name; *closed tells "/>". */
+/* Bare link tags. Reading the kept link attributes was then most of what
+ * libxml2 still did on a dense page: their values a character at a time
+ * (xmlNextChar, about 9% of a dense crawl's instructions), copied out,
+ * and an attribute array built and freed for every tag. Yet a value of
+ * ASCII graphic characters without '&' comes back from libxml2 exactly as
+ * it was written: there is no reference to decode and nothing to convert
+ * (blanks, controls and other bytes may come back as written too, the
+ * tests find; they are left to libxml2 all the same). So a
+ * plain link tag whose kept values are all such is handed to libxml2 bare
+ * ("<a>", "<iframe />"), and its values wait in a queue
+ * (lx_bare_push()) that on_start() reads from when libxml2 reports a link
+ * tag without attributes: libxml2 reports start tags in the order it was
+ * handed them, and every link tag the squeeze hands bare has its entry.
+ * A bare link tag in the page itself comes when the queue is empty, as
+ * the bytes libxml2 reads itself come after what it was handed; it has
+ * no link, as before. A tag with any other kept value keeps its
+ * attributes for libxml2 to read. */
+
+/* A link tag's href, src and rel values as plain_start_tag() read them:
+ * the first of each name (libxml2 drops the later ones), and whether the
+ * tag may go to libxml2 bare (see "Bare link tags" above). */
+struct tag_links {
+    const unsigned char *v[LX_BARE_ATTRS]; /* NULL: no such attribute */
+    size_t len[LX_BARE_ATTRS];
+    bool bare;
+};
+
+/* Whether libxml2 would hand back the value's bytes as they are: no
+ * character reference to decode, nothing it could read another way. */
+static bool value_as_is(const unsigned char *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (v[k] <= 0x20 || v[k] >= 0x7f || v[k] == '&')
+            return false;
+    return true;
+}
+
+static size_t plain_start_tag(const unsigned char *p, size_t len, enum tag_kind *kind, bool *closed,
+                              char *out, size_t *out_len, struct tag_links *tl)
+{
+    size_t i = 1;
+    while (i < len && lx_name_char(p[i]))
+        i++;
+    if (i - 1 >= NAME_CUT)
+        return NOT_PLAIN;
+    *kind = tag_kind(p + 1, i - 1);
+    *closed = false;
+    size_t o = i, attrs = 0, name_end = i;
+    memcpy(out, p, i);
+    *tl = (struct tag_links){.bare = true};
+    for (;;) {
+        while (i < len && lx_is_blank(p[i]))
+            i++;
+        if (i == len)
+            return NEED_MORE;
+        if (p[i] == '>')
+            break;
+        if (p[i] == '/') {
+            if (i + 1 == len)
+                return NEED_MORE;
+            if (p[i + 1] != '>')
+                return NOT_PLAIN;
+            *closed = true;
+            i++;
+            break;
+        }
+        if (!lx_name_start(p[i]) || ++attrs > PLAIN_ATTRS_MAX)
+            return NOT_PLAIN;
+        size_t a = i;
+        while (i < len && lx_name_char(p[i]))
+            i++;
+        if (i == len)
+            return NEED_MORE;
+        if (i - a >= NAME_CUT)
+            return NOT_PLAIN;
+        size_t name_len = i - a, j = i;
+        const unsigned char *value = NULL;
+        size_t value_len = 0;
+        while (j < len && lx_is_blank(p[j]))
+            j++;
+        if (j == len)
+            return NEED_MORE;
+        if (p[j] == '=') {
+            for (j++; j < len && lx_is_blank(p[j]);)
+                j++;
+            if (j == len)
+                return NEED_MORE;
+            if (p[j] == '"' || p[j] == '\'') {
+                const unsigned char *q = memchr(p + j + 1, p[j], len - j - 1);
+                if (!q)
+                    return len - j > CARRY_MAX ? NOT_PLAIN : NEED_MORE;
+                size_t v = (size_t)(q - p) - j - 1;
+                if (utf8_run(p + j + 1, v) != v)
+                    return NOT_PLAIN;
+                value = p + j + 1;
+                value_len = v;
+                j = (size_t)(q - p) + 1;
+            } else {
+                /* htmlParseHTMLAttribute() reads it up to a blank or '>'
+                 * ("x/>" is the value "x/"); a quote in it would throw
+                 * libxml2's look-ahead for the '>' out of step. */
+                size_t v = j;
+                while (j < len && !lx_is_blank(p[j]) && p[j] != '>' && p[j] != '"' && p[j] != '\'')
+                    j++;
+                if (j == len)
+                    return len - v > CARRY_MAX ? NOT_PLAIN : NEED_MORE;
+                if (j == v || p[j] == '"' || p[j] == '\'' || utf8_run(p + v, j - v) != j - v)
+                    return NOT_PLAIN;
+                value = p + v;
+                value_len = j - v;
+            }
+        } else if (!lx_is_blank(p[i]) && p[i] != '>' && p[i] != '/') {
+            return NOT_PLAIN;
+        }
+        int which = *kind != KIND_LINK                 ? -1
+                    : name_is(p + a, name_len, "href") ? LX_BARE_HREF
+                    : name_is(p + a, name_len, "src")  ? LX_BARE_SRC
+                    : name_is(p + a, name_len, "rel")  ? LX_BARE_REL
+                                                       : -1;
+        if (which >= 0) {
+            out[o++] = ' ';
+            memcpy(out + o, p + a, j - a);
+            o += j - a;
+            if (value == NULL || !value_as_is(value, value_len))
+                tl->bare = false;
+            else if (tl->v[which] == NULL)
+                tl->v[which] = value, tl->len[which] = value_len;
+        }
+        i = j;
+    }
+    if (*kind == KIND_WHOLE || *kind == KIND_META) {
+        memcpy(out, p, i + 1);
+        *out_len = i + 1;
+        return i + 1;
+    }
+    if (*kind == KIND_LINK && tl->bare)
+        o = name_end; /* its values go to on_start() another way */
+    /* A blank before "/>", which a kept unquoted value would otherwise
+     * take for its own. */
+    if (*closed) {
+        out[o++] = ' ';
+        out[o++] = '/';
+    }
+    out[o++] = '>';
+    *out_len = o;
+    return i + 1;
+}
+
+/* Length of the plain end tag at p ("</", a name, blanks, '>'), its name's
+ * length in *name_len; NOT_PLAIN or NEED_MORE. */
+static size_t plain_end_tag(const unsigned char *p, size_t len, size_t *name_len)
+{
+    if (len < 3)
+        return NEED_MORE;
+    if (!ascii_letter(p[2]))
+        return NOT_PLAIN;
+    size_t i = 3;
+    while (i < len && lx_name_char(p[i]))
+        i++;
+    *name_len = i - 2;
+    if (*name_len >= NAME_CUT)
+        return NOT_PLAIN;
+    while (i < len && lx_is_blank(p[i]))
+        i++;
+    if (i == len)
+        return NEED_MORE;
+    return p[i] == '>' ? i + 1 : NOT_PLAIN;
+}
+
+/* Length of the comment at p ("<!--") as htmlParseComment() reads it: up
+ * to the first "-->" or "--!>" that starts after the "<!--"; 0 when the
+ * len bytes do not hold its end. */
+static size_t plain_comment_end(const unsigned char *p, size_t len)
+{
+    for (size_t i = 4; i + 3 <= len; i++) {
+        const unsigned char *d = memchr(p + i, '-', len - i);
+        if (!d || (size_t)(d - p) + 3 > len)
+            break;
+        i = (size_t)(d - p);
+        if (p[i + 1] == '-' && p[i + 2] == '>')
+            return i + 3;
+        if (p[i + 1] == '-' && p[i + 2] == '!' && i + 3 < len && p[i + 3] == '>')
+            return i + 4;
+    }
+    return 0;
+}
+
+/* The same, when the comment is plain; NOT_PLAIN or NEED_MORE. */
+static size_t plain_comment(const unsigned char *p, size_t len)
+{
+    size_t n = plain_comment_end(p, len);
+    if (n == 0)
+        return len > CARRY_MAX ? NOT_PLAIN : NEED_MORE;
+    size_t body = n - 4 - (p[n - 2] == '!' ? 4 : 3);
+    return utf8_run(p + 4, body) == body ? n : NOT_PLAIN;
+}
+
+/* Length of script or style data at p, up to where htmlParseScript() stops
+ * for the element name of name_len bytes at name: "</" and the name, in any
+ * case; NOT_PLAIN or NEED_MORE. */
+static size_t plain_raw(const unsigned char *p, size_t len, const unsigned char *name,
+                        size_t name_len)
+{
+    for (size_t i = 0;;) {
+        const unsigned char *lt = memchr(p + i, '<', len - i);
+        if (!lt)
+            break;
+        i = (size_t)(lt - p);
+        if (i + 2 + name_len > len)
+            break;
+        if (p[i + 1] == '/' &&
+            strncasecmp((const char *)p + i + 2, (const char *)name, name_len) == 0)
+            return utf8_run(p, i) == i ? i : NOT_PLAIN;
+        i++;
+    }
+    return len > CARRY_MAX ? NOT_PLAIN : NEED_MORE;
+}
+
+/* Script or style data at p and the end tag that ends it: returns the end
+ * tag's length, the data's in *data; NOT_PLAIN or NEED_MORE. */
+static size_t raw_to_end(const unsigned char *p, size_t len, const unsigned char *name,
+                         size_t name_len, size_t *data)
+{
+    size_t d = plain_raw(p, len, name, name_len), end_len = 0;
+    if (d == NOT_PLAIN || d == NEED_MORE)
+        return d;
+    size_t e = plain_end_tag(p + d, len - d, &end_len);
+    /* "</scriptx>" ends the data, but libxml2 reads on in the script. */
+    if (e != NOT_PLAIN && e != NEED_MORE && end_len != name_len)
+        return NOT_PLAIN;
+    *data = d;
+    return e;
+}
+
 /* Hands libxml2 the n bytes at p, counted as any others are; false if the
  * page ended. */
 static bool hand_counted(sieve_links *lx, const char *p, size_t n)
@@ -215,7 +561,7 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
     char *out = lx->squeezed;
     size_t i = 0, o = 0, n = 0;
     if (raw) {
-        size_t d, e = lx_raw_to_end(p, len, (const unsigned char *)raw, strlen(raw), &d);
+        size_t d, e = raw_to_end(p, len, (const unsigned char *)raw, strlen(raw), &d);
         if (e == NOT_PLAIN || e == NEED_MORE) {
             *held = e == NEED_MORE && len <= CARRY_MAX;
             return 0;
@@ -227,7 +573,7 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
     }
     while (i < len) {
         if (p[i] != '<') {
-            size_t t = lx_text_run(s + i, len - i);
+            size_t t = text_run(s + i, len - i);
             lx->st.text_skipped += t;
             i += t;
             if (i < len && p[i] != '<')
@@ -239,7 +585,7 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
             n = NEED_MORE;
         } else if (p[i + 1] == '!') {
             n = len - i < 4                     ? NEED_MORE
-                : memcmp(p + i, "<!--", 4) == 0 ? lx_plain_comment(p + i, len - i)
+                : memcmp(p + i, "<!--", 4) == 0 ? plain_comment(p + i, len - i)
                                                 : NOT_PLAIN;
             if (n != NOT_PLAIN && n != NEED_MORE) {
                 lx->st.text_skipped += n;
@@ -247,9 +593,9 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
                 continue;
             }
         } else if (p[i + 1] == '/') {
-            n = lx_plain_end_tag(p + i, len - i, &name_len);
+            n = plain_end_tag(p + i, len - i, &name_len);
             if (n != NOT_PLAIN && n != NEED_MORE) {
-                if (lx_tag_kind(p + i + 2, name_len) == KIND_LINK) {
+                if (tag_kind(p + i + 2, name_len) == KIND_LINK) {
                     memcpy(out + o, p + i, n);
                     o += n;
                 } else {
@@ -258,17 +604,17 @@ static size_t squeeze(sieve_links *lx, const char *s, size_t len, const char *ra
                 i += n;
                 continue;
             }
-        } else if (lx_ascii_letter(p[i + 1])) {
-            enum lx_tag_kind kind;
+        } else if (ascii_letter(p[i + 1])) {
+            enum tag_kind kind;
             bool closed;
-            struct lx_tag_links tl;
-            n = lx_plain_start_tag(p + i, len - i, &kind, &closed, out + o, &k, &tl);
+            struct tag_links tl;
+            n = plain_start_tag(p + i, len - i, &kind, &closed, out + o, &k, &tl);
             if (n != NOT_PLAIN && n != NEED_MORE && kind == KIND_RAW && !closed) {
                 /* The data and the end tag that ends it, or nothing. */
                 size_t nl = 1, d;
                 while (lx_name_char(p[i + 1 + nl]))
                     nl++;
-                size_t e = lx_raw_to_end(p + i + n, len - i - n, p + i + 1, nl, &d);
+                size_t e = raw_to_end(p + i + n, len - i - n, p + i + 1, nl, &d);
                 if (e == NOT_PLAIN || e == NEED_MORE) {
                     n = e;
                 } else {
@@ -343,8 +689,7 @@ static size_t cut_outside_comments(const char *p, size_t cut, size_t len)
         if (!c || c >= p + x)
             return x;
         size_t rest = (size_t)(end - c);
-        size_t n =
-            lx_plain_comment_end((const unsigned char *)c, rest < CARRY_MAX ? rest : CARRY_MAX);
+        size_t n = plain_comment_end((const unsigned char *)c, rest < CARRY_MAX ? rest : CARRY_MAX);
         if (!n)
             return rest <= CARRY_MAX ? (size_t)(c - p) : x;
         if ((size_t)(c - p) + n > x)
@@ -380,7 +725,7 @@ size_t lx_parse_skipping_text(sieve_links *lx, const char *p, size_t len, bool f
                 continue;
         }
         if (lx->in_text) {
-            size_t n = lx_text_run(p, len);
+            size_t n = text_run(p, len);
             lx->st.text_skipped += n;
             p += n;
             len -= n;

@@ -195,7 +195,7 @@ void lx_limit_depth(sieve_links *lx)
         lx->st.depth_max = (size_t)c->nameNr;
 }
 
-/* ---- bare link tags (see links-plain.c) ---- */
+/* ---- bare link tags (see links-squeeze.c) ---- */
 
 static bool bare_room(sieve_links *lx, size_t bytes)
 {
