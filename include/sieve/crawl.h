@@ -101,7 +101,7 @@ typedef struct sieve_crawl_options {
     double dns_ttl_s;        /* a resolved host name is used this long, in whole seconds
                               * rounded up, then looked up again; default 60 */
     /* Retries: a fetch that found no server, timed out, lost its
-     * connection midway or got 429 or a 5xx is tried again, up to retries
+     * connection midway or got 429, 500, 502, 503 or 504 is tried again, up to retries
      * more times (0 .. 7), after retry_wait_s doubled with each retry,
      * with jitter; it waits off its host, whose other URLs go on. The
      * whole host rests when it asks to (429, 503: its Retry-After, else
@@ -210,8 +210,11 @@ typedef enum sieve_crawl_outcome {
     SIEVE_OUTCOME_TIMEOUT,   /* "timeout": timeout_s, or slower than low_speed */
     SIEVE_OUTCOME_TLS,       /* "tls": handshake or certificate failure */
     SIEVE_OUTCOME_NETWORK,   /* "network": the connection failed while sending or
-                                receiving, or closed before a response */
-    SIEVE_OUTCOME_PROTOCOL,  /* "protocol": not a valid HTTP response */
+                                receiving, or closed before a response or inside
+                                its head */
+    SIEVE_OUTCOME_PROTOCOL,  /* "protocol": not a valid HTTP response (a status
+                                past 599, a protocol switch not asked for, broken
+                                chunked framing) */
     SIEVE_OUTCOME_TRUNCATED, /* "truncated": the body ended before its end (its
                                 length, its last chunk, or its compressed stream's
                                 end never came) */

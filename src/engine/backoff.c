@@ -96,7 +96,9 @@ bool backoff_retryable(sieve_crawl_outcome outcome, long status)
     case SIEVE_OUTCOME_HTTP_4XX:
         return status == 429;
     case SIEVE_OUTCOME_HTTP_5XX:
-        return true;
+        /* not 501 (Not Implemented), 505 (HTTP Version Not Supported) and
+         * the like: only what a busy or broken server says passes */
+        return status == 500 || status == 502 || status == 503 || status == 504;
     default:
         return false;
     }

@@ -66,6 +66,20 @@ static bool starts_with(const char *s, size_t n, const char *prefix)
     return n >= p && strncasecmp(s, prefix, p) == 0;
 }
 
+/* At the end of a head: a status curl takes but HTTP has not (600 to
+ * 999), or a switch of protocols the crawler never asks for (curl then
+ * reads the new protocol's bytes as the body), fails the transfer. */
+static bool head_status_valid(xfer *x)
+{
+    long code = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (code == 101)
+        xfer_fail(x, SIEVE_OUTCOME_PROTOCOL, "a switch of protocols (101) not asked for");
+    else if (code > 599)
+        xfer_fail(x, SIEVE_OUTCOME_PROTOCOL, "a status past 599, which HTTP does not define");
+    return x->fail == NULL;
+}
+
 /* Each header line: the content coding is read here, and the line goes to
  * the embedder. A status line starts a new response (after a 1xx); the
  * blank line ends it. curl hands the trailer fields of a chunked body to
@@ -95,6 +109,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
         return n; /* a trailer */
     } else if (data[0] == '\r' || data[0] == '\n') {
         x->in_head = false; /* the blank line, passed on below */
+        if (!head_status_valid(x))
+            return 0;
     } else if (starts_with(data, n, "content-encoding:")) {
         x->coding = decode_coding_add(x->coding, data + 17, n - 17);
     }
@@ -176,8 +192,8 @@ static const char *truncation(const xfer *x, CURLcode result)
     if (x->fail_outcome == SIEVE_OUTCOME_TOO_LARGE || wire_head_line_too_long(x, result))
         return "length"; /* a head past its limit */
     switch (result) {
-    case CURLE_OK:
-        return x->dec != NULL && !decoder_complete(x->dec) ? "disconnect" : NULL;
+    case CURLE_OK: /* the connection closed in the head, or in a compressed body */
+        return x->in_head || (x->dec != NULL && !decoder_complete(x->dec)) ? "disconnect" : NULL;
     case CURLE_WRITE_ERROR:
         return x->cut_length ? "length" : "unspecified"; /* we stopped it */
     case CURLE_OPERATION_TIMEDOUT:

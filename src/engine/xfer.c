@@ -221,8 +221,27 @@ void xfer_fail(xfer *x, sieve_crawl_outcome outcome, const char *why)
 
 void xfer_body_end(xfer *x, CURLcode result)
 {
-    if (result == CURLE_OK && x->fail == NULL && x->dec != NULL && !decoder_complete(x->dec))
+    if (result != CURLE_OK || x->fail != NULL)
+        return;
+    /* curl 7.88 ends a transfer whose connection closed inside the head
+     * without an error, with the head lines it had: not a response. */
+    if (x->in_head)
+        xfer_fail(x, SIEVE_OUTCOME_NETWORK, "the connection closed inside the response head");
+    else if (x->dec != NULL && !decoder_complete(x->dec))
         xfer_fail(x, SIEVE_OUTCOME_TRUNCATED, "compressed body cut short");
+}
+
+/* curl 7.88 reports a body whose chunked framing is broken as a receive
+ * error, like a lost connection; its message ends so. Out of memory is
+ * its trailer past the bytes curl keeps of it, its one allocation there. */
+sieve_crawl_outcome xfer_chunk_outcome(const xfer *x, CURLcode result)
+{
+    static const char tail[] = " in chunked-encoding";
+    size_t n = strlen(x->errbuf), t = sizeof tail - 1;
+    if (result != CURLE_RECV_ERROR || n <= t || strcmp(x->errbuf + n - t, tail) != 0)
+        return SIEVE_OUTCOME_OK;
+    return strncmp(x->errbuf, "Out of memory", 13) == 0 ? SIEVE_OUTCOME_TOO_LARGE
+                                                        : SIEVE_OUTCOME_PROTOCOL;
 }
 
 const char *xfer_error(const xfer *x, CURLcode result)
@@ -231,6 +250,8 @@ const char *xfer_error(const xfer *x, CURLcode result)
         return x->fail;
     if (wire_head_line_too_long(x, result))
         return "a response head line longer than 102400 bytes";
+    if (xfer_chunk_outcome(x, result) == SIEVE_OUTCOME_TOO_LARGE)
+        return "a chunked trailer longer than curl takes";
     if (result != CURLE_OK)
         return x->errbuf[0] != '\0' ? x->errbuf : curl_easy_strerror(result);
     return NULL;

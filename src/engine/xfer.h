@@ -161,6 +161,11 @@ void xfer_fail(xfer *x, sieve_crawl_outcome outcome, const char *why);
  * cleanly (the kind must not take it for a complete one). */
 void xfer_body_end(xfer *x, CURLcode result);
 
+/* What a failure (result from curl) in a body's chunked framing is: not
+ * valid HTTP (protocol) or a trailer too long (too_large), neither a
+ * network failure to try again; SIEVE_OUTCOME_OK if it is none. */
+sieve_crawl_outcome xfer_chunk_outcome(const xfer *x, CURLcode result);
+
 /* wire.c: the most response head bytes a transfer takes (1xx heads
  * included); more, and it fails as too large. */
 #define WIRE_HEAD_MAX 262144
