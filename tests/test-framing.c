@@ -50,6 +50,12 @@ static const canned routes[] = {
     {"/big-trailer", NULL},
     {"/fine", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 32\r\n\r\n" PAGE},
     {"/fine-chunked", CHUNKED "20\r\n" PAGE "\r\n0\r\nX-Trail: small\r\n\r\n"},
+    /* links the extractor refuses, one or two of each kind, and one it
+     * takes */
+    {"/links", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 196\r\n\r\n"
+               "<a href='javascript:void(0)'>1</a><a href='mailto:x@example.org'>2</a>"
+               "<a href='http://[::1'>3</a><a rel='nofollow' href='/nofollowed'>4</a>"
+               "<a href='/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/'>5</a>"},
 };
 
 static int listener;
@@ -231,7 +237,7 @@ static void on_transfer_end(void *ud, sieve_crawl_transfer *t)
     pthread_mutex_unlock(&s->mu);
 }
 
-static seen_crawl *crawl(void)
+static seen_crawl *crawl(sieve_crawl_stats *st)
 {
     sieve_crawl_options o;
     sieve_crawl_options_init(&o);
@@ -254,6 +260,8 @@ static seen_crawl *crawl(void)
     snprintf(seed, sizeof seed, "http://127.0.0.1:%u/", port);
     ck_assert_int_eq(sieve_crawler_add_seed(c, seed, SIZE_MAX), SIEVE_OK);
     ck_assert_int_eq(sieve_crawler_run(c), SIEVE_OK);
+    if (st != NULL)
+        sieve_crawler_stats_get(c, st);
     sieve_crawler_free(c);
     pthread_mutex_destroy(&s->mu);
     return s;
@@ -309,7 +317,7 @@ static void assert_truncated(const seen_crawl *s, const char *path, const char *
  * so is not followed. */
 START_TEST(a_head_cut_short_is_no_response)
 {
-    seen_crawl *s = crawl();
+    seen_crawl *s = crawl(NULL);
     assert_record(s, "/cut-head", SIEVE_OUTCOME_NETWORK, 3, "inside the response head");
     assert_truncated(s, "/cut-head", "disconnect");
     assert_record(s, "/cut-redirect", SIEVE_OUTCOME_NETWORK, 3, "inside the response head");
@@ -328,7 +336,7 @@ END_TEST
  * pass either; 503 may. */
 START_TEST(statuses_that_are_no_answer)
 {
-    seen_crawl *s = crawl();
+    seen_crawl *s = crawl(NULL);
     assert_record(s, "/s999", SIEVE_OUTCOME_PROTOCOL, 1, "past 599");
     ck_assert_int_eq(record_of(s, "/s999")->status, 999);
     assert_record(s, "/s101", SIEVE_OUTCOME_PROTOCOL, 1, "switch of protocols");
@@ -338,11 +346,27 @@ START_TEST(statuses_that_are_no_answer)
 }
 END_TEST
 
+/* Links the extractor refuses are left out like those the scope refuses,
+ * and counted so, each by its reason: none goes unsaid. */
+START_TEST(refused_links_are_counted)
+{
+    sieve_crawl_stats st;
+    seen_crawl *s = crawl(&st);
+    assert_record(s, "/links", SIEVE_OUTCOME_OK, 1, NULL);
+    ck_assert_uint_eq(st.not_http, 2);
+    ck_assert_uint_eq(st.malformed, 1);
+    ck_assert_uint_eq(st.nofollow, 1);
+    ck_assert_uint_eq(st.trap, 1);
+    ck_assert_int_eq(requests_for("/nofollowed"), 0);
+    free(s);
+}
+END_TEST
+
 /* Broken chunked framing is not valid HTTP, and a trailer past curl's
  * limit is too large: neither is a network failure to try again. */
 START_TEST(broken_chunks_are_protocol_failures)
 {
-    seen_crawl *s = crawl();
+    seen_crawl *s = crawl(NULL);
     assert_record(s, "/bad-chunk", SIEVE_OUTCOME_PROTOCOL, 1, "chunked");
     assert_record(s, "/huge-chunk", SIEVE_OUTCOME_PROTOCOL, 1, "chunked");
     assert_record(s, "/big-trailer", SIEVE_OUTCOME_TOO_LARGE, 1, "chunked trailer");
@@ -359,6 +383,7 @@ int main(void)
     tcase_add_test(tc, a_head_cut_short_is_no_response);
     tcase_add_test(tc, statuses_that_are_no_answer);
     tcase_add_test(tc, broken_chunks_are_protocol_failures);
+    tcase_add_test(tc, refused_links_are_counted);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

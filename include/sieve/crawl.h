@@ -464,6 +464,10 @@ typedef struct sieve_crawl_stats {
     uint64_t host_full;         /* ... their host reached max_pages_per_host */
     uint64_t rejected;          /* ... rejected by suffix */
     uint64_t filtered;          /* ... dropped by the link filter (or rewritten into no URL) */
+    uint64_t nofollow;          /* ... rel=nofollow, or a robots meta tag's nofollow */
+    uint64_t not_http;          /* ... not http(s): javascript:, mailto:, ... */
+    uint64_t trap;              /* ... too long, too many or repeated segments */
+    uint64_t malformed;         /* ... no valid URL */
     uint64_t robots_fetched;    /* robots.txt requests */
     uint64_t robots_denied;     /* URLs not fetched because of robots.txt */
     uint64_t sitemaps;          /* sitemap files queued */

@@ -162,11 +162,14 @@ static void summary(const sieve_crawl_stats *st, double secs, const char *how)
             (unsigned long long)st->sitemap_pages, (unsigned long long)st->sitemap_bad);
     fprintf(stderr,
             "sieve: links left out: off site %llu, denied %llu, not allowed %llu, too deep %llu, "
-            "host quota full %llu, rejected %llu, filtered %llu\n",
+            "host quota full %llu, rejected %llu, filtered %llu, nofollow %llu, not http %llu, "
+            "trap %llu, malformed %llu\n",
             (unsigned long long)st->off_site, (unsigned long long)st->denied,
             (unsigned long long)st->not_allowed, (unsigned long long)st->too_deep,
             (unsigned long long)st->host_full, (unsigned long long)st->rejected,
-            (unsigned long long)st->filtered);
+            (unsigned long long)st->filtered, (unsigned long long)st->nofollow,
+            (unsigned long long)st->not_http, (unsigned long long)st->trap,
+            (unsigned long long)st->malformed);
     fprintf(stderr,
             "sieve: transfers: %u workers x %u at most, %llu retried, %llu aborted, "
             "%llu in flight\n",

@@ -245,6 +245,10 @@ int record_write_stats(record_writer *w, const sieve_crawl_stats *st, double ela
     put_u64(&l, ",\"host_full\":", st->host_full);
     put_u64(&l, ",\"rejected\":", st->rejected);
     put_u64(&l, ",\"filtered\":", st->filtered);
+    put_u64(&l, ",\"nofollow\":", st->nofollow);
+    put_u64(&l, ",\"not_http\":", st->not_http);
+    put_u64(&l, ",\"trap\":", st->trap);
+    put_u64(&l, ",\"malformed\":", st->malformed);
     put_u64(&l, ",\"robots_fetched\":", st->robots_fetched);
     put_u64(&l, ",\"robots_denied\":", st->robots_denied);
     put_u64(&l, ",\"sitemaps\":", st->sitemaps);

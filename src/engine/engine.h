@@ -51,6 +51,7 @@ typedef struct engine_counters {
     atomic_uint_fast64_t links_new;
     atomic_uint_fast64_t refused[SCOPE_VERDICTS]; /* links left out, by reason */
     atomic_uint_fast64_t filtered;
+    atomic_uint_fast64_t nofollow, not_http, trap, malformed; /* refused by the extractor */
     atomic_uint_fast64_t robots_fetched;
     atomic_uint_fast64_t robots_denied;
     atomic_uint_fast64_t sitemaps;

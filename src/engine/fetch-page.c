@@ -142,6 +142,12 @@ static void page_finish(xfer *x, CURLcode result)
         sieve_links_stats st;
         sieve_links_stats_get(x->lx, &st);
         x->links_found = st.found;
+        /* the links the extractor refused, counted where the rest are */
+        sieve_crawler *c = x->c;
+        atomic_fetch_add(&c->n.nofollow, st.nofollow);
+        atomic_fetch_add(&c->n.not_http, st.scheme);
+        atomic_fetch_add(&c->n.trap, st.trap);
+        atomic_fetch_add(&c->n.malformed, st.invalid);
         /* A parse limit ended the page: the links before the cut stand,
          * and the record says the rest was not read. */
         if (st.cut && x->fail == NULL) {
