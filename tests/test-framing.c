@@ -50,6 +50,14 @@ static const canned routes[] = {
     {"/big-trailer", NULL},
     {"/fine", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 32\r\n\r\n" PAGE},
     {"/fine-chunked", CHUNKED "20\r\n" PAGE "\r\n0\r\nX-Trail: small\r\n\r\n"},
+    /* redirects whose bodies fail: corrupt gzip, a coding we do not read,
+     * cut short */
+    {"/moved-gzip", "HTTP/1.1 301 Moved Permanently\r\nLocation: /target-1\r\n"
+                    "Content-Encoding: gzip\r\nContent-Length: 10\r\n\r\nnot gzip!!"},
+    {"/moved-br", "HTTP/1.1 302 Found\r\nLocation: /target-2\r\nContent-Encoding: br\r\n"
+                  "Content-Length: 10\r\n\r\nnot brotli"},
+    {"/moved-cut", "HTTP/1.1 301 Moved Permanently\r\nLocation: /target-3\r\n"
+                   "Content-Length: 1000\r\n\r\nshort"},
     /* links the extractor refuses, one or two of each kind, and one it
      * takes */
     {"/links", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 196\r\n\r\n"
@@ -346,6 +354,24 @@ START_TEST(statuses_that_are_no_answer)
 }
 END_TEST
 
+/* A redirect's body is no part of it: one that fails (corrupt, in a
+ * coding not read, cut short) leaves the redirect standing, followed and
+ * not tried again, its body marked cut in an archive. */
+START_TEST(a_redirect_stands_whatever_its_body)
+{
+    seen_crawl *s = crawl(NULL);
+    static const char *const moved[] = {"/moved-gzip", "/moved-br", "/moved-cut"};
+    static const char *const target[] = {"/target-1", "/target-2", "/target-3"};
+    for (int i = 0; i < 3; i++) {
+        assert_record(s, moved[i], SIEVE_OUTCOME_OK, 1, NULL);
+        ck_assert_str_eq(record_of(s, moved[i])->final_url, target[i]);
+        ck_assert_int_eq(requests_for(target[i]), 1);
+    }
+    assert_truncated(s, "/moved-cut", "disconnect");
+    free(s);
+}
+END_TEST
+
 /* Links the extractor refuses are left out like those the scope refuses,
  * and counted so, each by its reason: none goes unsaid. */
 START_TEST(refused_links_are_counted)
@@ -384,6 +410,7 @@ int main(void)
     tcase_add_test(tc, statuses_that_are_no_answer);
     tcase_add_test(tc, broken_chunks_are_protocol_failures);
     tcase_add_test(tc, refused_links_are_counted);
+    tcase_add_test(tc, a_redirect_stands_whatever_its_body);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -80,6 +80,22 @@ static bool head_status_valid(xfer *x)
     return x->fail == NULL;
 }
 
+/* Keeps a Location header's value, blanks and line end trimmed. */
+static void keep_location(xfer *x, const char *v, size_t n)
+{
+    while (n > 0 && (*v == ' ' || *v == '\t'))
+        v++, n--;
+    while (n > 0 && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
+    if (n > SIEVE_URL_MAX) {
+        x->location_len = SIZE_MAX;
+        return;
+    }
+    memcpy(x->location, v, n);
+    x->location[n] = '\0';
+    x->location_len = n;
+}
+
 /* Each header line: the content coding is read here, and the line goes to
  * the embedder. A status line starts a new response (after a 1xx); the
  * blank line ends it. curl hands the trailer fields of a chunked body to
@@ -105,6 +121,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
     if (status_line) {
         x->coding = DECODE_IDENTITY;
         x->in_head = true;
+        x->location_len = 0;
     } else if (!x->in_head) {
         return n; /* a trailer */
     } else if (data[0] == '\r' || data[0] == '\n') {
@@ -113,6 +130,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
             return 0;
     } else if (starts_with(data, n, "content-encoding:")) {
         x->coding = decode_coding_add(x->coding, data + 17, n - 17);
+    } else if (starts_with(data, n, "location:")) {
+        keep_location(x, data + 9, n - 9);
     }
     const sieve_crawl_callbacks *cb = &x->c->cb;
     if (cb->on_response_head != NULL && refused(x, cb->on_response_head(x->c->ud, &x->t, data, n)))
@@ -165,6 +184,7 @@ void wire_start(xfer *x)
     x->coding = DECODE_IDENTITY;
     x->in_head = false;
     x->head_bytes = 0;
+    x->location_len = 0;
     x->dec = NULL;
     x->digest[0] = '\0';
     x->ip[0] = '\0';

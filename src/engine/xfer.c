@@ -286,6 +286,10 @@ static const char *follow_redirect(xfer *x)
     sieve_crawler *c = x->c;
     char *loc = NULL;
     curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_URL, &loc);
+    if (loc == NULL && x->location_len == SIZE_MAX)
+        return "URL too long";
+    if (loc == NULL && x->location_len > 0)
+        loc = x->location; /* curl keeps none after a body that failed */
     if (loc == NULL)
         return "redirect without a Location header";
     sieve_canon_info info;
@@ -347,6 +351,16 @@ static bool give_back_for_retry(xfer *x, bool host_rests)
     return true;
 }
 
+/* A redirect whose head came whole but whose body did not (cut short,
+ * corrupt, in a coding we do not read): the body of a redirect is no
+ * part of it, so the redirect stands. */
+static bool only_body_failed(const xfer *x, sieve_crawl_outcome outcome)
+{
+    return xfer_is_redirect(x->status) && !x->in_head &&
+           (outcome == SIEVE_OUTCOME_TRUNCATED || outcome == SIEVE_OUTCOME_ENCODING ||
+            outcome == SIEVE_OUTCOME_NETWORK || outcome == SIEVE_OUTCOME_TIMEOUT);
+}
+
 void xfer_end_fetch(xfer *x, CURLcode result)
 {
     sieve_crawler *c = x->c;
@@ -354,6 +368,10 @@ void xfer_end_fetch(xfer *x, CURLcode result)
         xfer_read_headers(x);
     const char *error = xfer_error(x, result);
     sieve_crawl_outcome outcome = xfer_outcome(x, result, error);
+    if (error != NULL && only_body_failed(x, outcome)) {
+        error = NULL;
+        outcome = SIEVE_OUTCOME_OK;
+    }
     const char *final_url = x->url;
     if (error == NULL && xfer_is_redirect(x->status)) {
         error = follow_redirect(x);

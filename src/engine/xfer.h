@@ -83,6 +83,10 @@ struct xfer {
     decode_coding coding;   /* of the response, from its Content-Encoding */
     bool in_head;           /* between a status line and its blank line */
     size_t head_bytes;      /* response head bytes so far, 1xx heads included */
+    /* the head's Location as sent, for a redirect whose body failed: curl
+     * gives its own only for a transfer that ended well */
+    char location[SIEVE_URL_MAX + 1];
+    size_t location_len;    /* SIZE_MAX: longer than a URL may be */
     decoder *dec;           /* NULL: identity, or no body yet */
     sieve_sha1 body_digest; /* of the body as received */
     char digest[SIEVE_SHA1_TEXT_SIZE];
