@@ -50,6 +50,15 @@ static const canned routes[] = {
     {"/big-trailer", NULL},
     {"/fine", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 32\r\n\r\n" PAGE},
     {"/fine-chunked", CHUNKED "20\r\n" PAGE "\r\n0\r\nX-Trail: small\r\n\r\n"},
+    /* lengths and codings curl takes and HTTP does not */
+    {"/length-huge", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                     "Content-Length: 99999999999999999999\r\n\r\n" PAGE},
+    {"/length-twice", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n"
+                      "Content-Length: 32\r\n\r\n" PAGE},
+    {"/length-same", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 32\r\n"
+                     "Content-Length: 32\r\n\r\n" PAGE},
+    {"/te-gzip", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                 "Transfer-Encoding: gzip, chunked\r\n\r\n20\r\n" PAGE "\r\n0\r\n\r\n"},
     /* redirects whose bodies fail: corrupt gzip, a coding we do not read,
      * cut short */
     {"/moved-gzip", "HTTP/1.1 301 Moved Permanently\r\nLocation: /target-1\r\n"
@@ -388,6 +397,20 @@ START_TEST(refused_links_are_counted)
 }
 END_TEST
 
+/* A Content-Length past 2^63 - 1, or two that differ, is not valid
+ * HTTP (two the same are); a transfer coding other than chunked is one
+ * the engine does not read, not a body. */
+START_TEST(lengths_and_codings_curl_takes)
+{
+    seen_crawl *s = crawl(NULL);
+    assert_record(s, "/length-huge", SIEVE_OUTCOME_PROTOCOL, 1, "Content-Length");
+    assert_record(s, "/length-twice", SIEVE_OUTCOME_PROTOCOL, 1, "Content-Length");
+    assert_record(s, "/length-same", SIEVE_OUTCOME_OK, 1, NULL);
+    assert_record(s, "/te-gzip", SIEVE_OUTCOME_ENCODING, 1, "transfer coding");
+    free(s);
+}
+END_TEST
+
 /* Broken chunked framing is not valid HTTP, and a trailer past curl's
  * limit is too large: neither is a network failure to try again. */
 START_TEST(broken_chunks_are_protocol_failures)
@@ -411,6 +434,7 @@ int main(void)
     tcase_add_test(tc, broken_chunks_are_protocol_failures);
     tcase_add_test(tc, refused_links_are_counted);
     tcase_add_test(tc, a_redirect_stands_whatever_its_body);
+    tcase_add_test(tc, lengths_and_codings_curl_takes);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -214,7 +214,8 @@ typedef enum sieve_crawl_outcome {
                                 its head */
     SIEVE_OUTCOME_PROTOCOL,  /* "protocol": not a valid HTTP response (a status
                                 past 599, a protocol switch not asked for, broken
-                                chunked framing) */
+                                chunked framing, a Content-Length past 2^63 - 1
+                                or two that differ) */
     SIEVE_OUTCOME_TRUNCATED, /* "truncated": the body ended before its end (its
                                 length, its last chunk, or its compressed stream's
                                 end never came) */
@@ -222,7 +223,8 @@ typedef enum sieve_crawl_outcome {
                                 response head past 256 KiB (or with a line
                                 past curl's 100 KiB): not tried again */
     SIEVE_OUTCOME_ENCODING,  /* "encoding": a content coding other than gzip or
-                                deflate, or corrupt compressed data */
+                                deflate, a transfer coding other than chunked,
+                                or corrupt compressed data */
     SIEVE_OUTCOME_REDIRECT,  /* "redirect": a redirect without a usable target, or
                                 past max_redirects */
     SIEVE_OUTCOME_ROBOTS,    /* "robots": not fetched: robots.txt disallows it, or

@@ -96,6 +96,50 @@ static void keep_location(xfer *x, const char *v, size_t n)
     x->location_len = n;
 }
 
+/* A Content-Length curl would take but RFC 9112 refuses: past 2^63 - 1
+ * (curl 7.88 then reads to the end of the connection and calls the
+ * body whole), or a second one that differs from the first (curl takes
+ * the last). Its digits alone; curl refuses the rest itself. */
+static bool length_valid(xfer *x, const char *v, size_t n)
+{
+    while (n > 0 && (*v == ' ' || *v == '\t'))
+        v++, n--;
+    int64_t len = 0;
+    for (; n > 0 && *v >= '0' && *v <= '9'; v++, n--) {
+        if (len > (INT64_MAX - 9) / 10) {
+            xfer_fail(x, SIEVE_OUTCOME_PROTOCOL, "a Content-Length past 2^63 - 1");
+            return false;
+        }
+        len = len * 10 + (*v - '0');
+    }
+    if (x->head_length >= 0 && x->head_length != len) {
+        xfer_fail(x, SIEVE_OUTCOME_PROTOCOL, "two Content-Length headers that differ");
+        return false;
+    }
+    x->head_length = len;
+    return true;
+}
+
+/* Transfer codings other than chunked (gzip, compress, ...): curl
+ * passes them through undone, and the coded bytes would be taken for the
+ * body. The engine asks for none (no TE header). */
+static bool coding_chunked(xfer *x, const char *v, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        while (i < n &&
+               (v[i] == ' ' || v[i] == '\t' || v[i] == ',' || v[i] == '\r' || v[i] == '\n'))
+            i++;
+        size_t start = i;
+        while (i < n && v[i] != ',' && v[i] != ' ' && v[i] != '\t' && v[i] != '\r' && v[i] != '\n')
+            i++;
+        if (i > start && !(i - start == 7 && strncasecmp(v + start, "chunked", 7) == 0)) {
+            xfer_fail(x, SIEVE_OUTCOME_ENCODING, "transfer coding not supported (not chunked)");
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Each header line: the content coding is read here, and the line goes to
  * the embedder. A status line starts a new response (after a 1xx); the
  * blank line ends it. curl hands the trailer fields of a chunked body to
@@ -122,6 +166,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
         x->coding = DECODE_IDENTITY;
         x->in_head = true;
         x->location_len = 0;
+        x->head_length = -1;
     } else if (!x->in_head) {
         return n; /* a trailer */
     } else if (data[0] == '\r' || data[0] == '\n') {
@@ -132,6 +177,10 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
         x->coding = decode_coding_add(x->coding, data + 17, n - 17);
     } else if (starts_with(data, n, "location:")) {
         keep_location(x, data + 9, n - 9);
+    } else if ((starts_with(data, n, "content-length:") && !length_valid(x, data + 15, n - 15)) ||
+               (starts_with(data, n, "transfer-encoding:") &&
+                !coding_chunked(x, data + 18, n - 18))) {
+        return 0;
     }
     const sieve_crawl_callbacks *cb = &x->c->cb;
     if (cb->on_response_head != NULL && refused(x, cb->on_response_head(x->c->ud, &x->t, data, n)))
@@ -185,6 +234,7 @@ void wire_start(xfer *x)
     x->in_head = false;
     x->head_bytes = 0;
     x->location_len = 0;
+    x->head_length = -1;
     x->dec = NULL;
     x->digest[0] = '\0';
     x->ip[0] = '\0';

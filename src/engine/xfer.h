@@ -87,6 +87,7 @@ struct xfer {
      * gives its own only for a transfer that ended well */
     char location[SIEVE_URL_MAX + 1];
     size_t location_len;    /* SIZE_MAX: longer than a URL may be */
+    int64_t head_length;    /* the head's Content-Length; -1: none yet */
     decoder *dec;           /* NULL: identity, or no body yet */
     sieve_sha1 body_digest; /* of the body as received */
     char digest[SIEVE_SHA1_TEXT_SIZE];
