@@ -1398,15 +1398,42 @@ static void torn_tail(bool gz)
         ck_assert_uint_eq(fs.responses, 1);
     }
     free(before);
+    /* A kill right after the next file was made, before its warcinfo was
+     * out, left it empty: that file takes the fetches, none is left
+     * empty. So does a lone file, cut to nothing. */
+    char next3[64], next4[64];
+    snprintf(next3, sizeof next3, "cut-00003%s", ext);
+    snprintf(next4, sizeof next4, "cut-00004%s", ext);
+    copy_prefix(path, path_in(next3), 0);
+    w = open_archive(cut, &o);
+    fetch_spec after_kill = {.url = "http://127.0.0.1:8917/next", .body = body, .body_len = 30};
+    ck_assert_int_eq(put_fetch(w, &after_kill, &res), SIEVE_OK);
+    ck_assert_str_eq(res.response.name, next3);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    ck_assert(!exists(path_in(next4)));
+    file_summary f3 = check_file(path_in(next3));
+    ck_assert_uint_eq(f3.warcinfo, 1);
+    ck_assert_uint_eq(f3.responses, 1);
+    char *lone = strdup(path_in(gz ? "lone.warc.gz" : "lone.warc"));
+    copy_prefix(path, lone, 7); /* a torn first record: cut to nothing */
+    w = open_archive(lone, &o);
+    ck_assert_int_eq(put_fetch(w, &after_kill, &res), SIEVE_OK);
+    ck_assert_str_eq(res.response.name, gz ? "lone.warc.gz" : "lone.warc");
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    ck_assert_uint_eq(check_file(lone).responses, 1);
+    unlink(lone);
+    free(lone);
     char **files;
     size_t nf;
     ck_assert_int_eq(sieve_warc_files(cut, false, &files, &nf), SIEVE_OK);
-    ck_assert_uint_eq(nf, 3);
+    ck_assert_uint_eq(nf, 4);
     ck_assert_str_eq(files[0], cut);
     ck_assert_str_eq(files[2], path_in(next2));
+    ck_assert_str_eq(files[3], path_in(next3));
     sieve_warc_files_free(files);
     unlink(path_in(next1));
     unlink(path_in(next2));
+    unlink(path_in(next3));
     o.mode = SIEVE_WARC_APPEND;
 
     /* Not a torn record: garbage after the last record is kept, and
@@ -2525,18 +2552,22 @@ START_TEST(files_of_an_archive)
     for (size_t i = 1; i < n; i++)
         ck_assert_str_eq(f[i], path_in(want[i - 1]));
     sieve_warc_files_free(f);
-    /* a series the writer starts is one of these */
+    /* a series the writer goes on with is one of these: the highest, while
+     * it holds no record (these are empty), then the next number */
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.series = true;
     o.mode = SIEVE_WARC_NEXT;
     sieve_warc *w;
-    ck_assert_int_eq(sieve_warc_open(&w, path_in("a.warc.gz"), &o), SIEVE_OK);
-    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
-    ck_assert_int_eq(sieve_warc_files(path_in("a.warc.gz"), true, &f, &n), SIEVE_OK);
-    ck_assert_uint_eq(n, 5);
-    ck_assert_str_eq(f[4], path_in("a-123457.warc.gz"));
-    sieve_warc_files_free(f);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(sieve_warc_open(&w, path_in("a.warc.gz"), &o), SIEVE_OK);
+        ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+        ck_assert_int_eq(sieve_warc_files(path_in("a.warc.gz"), true, &f, &n), SIEVE_OK);
+        ck_assert_uint_eq(n, 4 + k);
+        ck_assert_str_eq(f[3 + k], path_in(k == 0 ? "a-123456.warc.gz" : "a-123457.warc.gz"));
+        ck_assert_uint_gt(file_size(f[3 + k]), 0);
+        sieve_warc_files_free(f);
+    }
     ck_assert_int_eq(sieve_warc_files("", true, &f, &n), SIEVE_EINVAL);
     ck_assert_int_eq(sieve_warc_files("x.warc", true, NULL, &n), SIEVE_EINVAL);
     remove_dir();

@@ -137,7 +137,10 @@ typedef enum sieve_warc_mode {
      * an earlier resume) loses a torn fetch at its end, as under
      * SIEVE_WARC_APPEND, and is closed; the new fetches go to a new file
      * numbered after it ("crawl-00001.warc.gz" after "crawl.warc.gz").
-     * Without any file, the archive starts as under SIEVE_WARC_CREATE. */
+     * A last file left with no whole record (a kill before its warcinfo
+     * was written) takes the new fetches itself, so no file of the
+     * archive stays empty. Without any file, the archive starts as under
+     * SIEVE_WARC_CREATE. */
     SIEVE_WARC_NEXT = 2,
 } sieve_warc_mode;
 

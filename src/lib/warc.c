@@ -402,15 +402,14 @@ int warc_rotate(sieve_warc *w)
 /* Cuts a torn fetch from the end of path, the archive's last file, which
  * is kept otherwise; SIEVE_EFORMAT, changing nothing, for a file that is
  * not WARC records up to its end. */
-static int cut_last_file(sieve_warc *w, const char *path)
+static int cut_last_file(sieve_warc *w, const char *path, uint64_t *size)
 {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0) {
         sieve_log(&w->o.logger, SIEVE_LOG_ERROR, "warc: cannot open %s: %s", path, strerror(errno));
         return SIEVE_EIO;
     }
-    uint64_t size;
-    int rc = prepare_append(w, path, fd, &size);
+    int rc = prepare_append(w, path, fd, size);
     if (rc == SIEVE_OK && fsync(fd) != 0)
         rc = SIEVE_EIO;
     close(fd);
@@ -419,7 +418,10 @@ static int cut_last_file(sieve_warc *w, const char *path)
 
 /* SIEVE_WARC_NEXT: the last file present (a series' highest, else the
  * single file itself) loses a torn fetch at its end, and the new fetches
- * go to the next numbered file; to the first file when there is none. */
+ * go to the next numbered file; to the first file when there is none.
+ * A last file with no whole record (a kill came before its warcinfo was
+ * out) takes the new fetches itself: left empty, it would be a file of
+ * the archive that no reader can open. */
 static int open_next(sieve_warc *w)
 {
     unsigned top = warc_series_highest(&w->names);
@@ -431,7 +433,12 @@ static int open_next(sieve_warc *w)
     }
     if (top || single) {
         char *last = top ? warc_series_name(&w->names, top) : strdup(w->path);
-        int rc = last ? cut_last_file(w, last) : SIEVE_ENOMEM;
+        uint64_t size = 0;
+        int rc = last ? cut_last_file(w, last, &size) : SIEVE_ENOMEM;
+        if (rc == SIEVE_OK && size == 0) {
+            w->seq = top;
+            return open_file(w, last, true);
+        }
         free(last);
         if (rc)
             return rc;
