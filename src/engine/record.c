@@ -87,8 +87,9 @@ sieve_crawl_outcome xfer_outcome(const xfer *x, CURLcode result, const char *err
         return x->fail_outcome;
     if (wire_head_line_too_long(x, result))
         return SIEVE_OUTCOME_TOO_LARGE;
-    if (xfer_chunk_outcome(x, result) != SIEVE_OUTCOME_OK)
-        return xfer_chunk_outcome(x, result);
+    sieve_crawl_outcome chunk = xfer_chunk_outcome(x, result);
+    if (chunk != SIEVE_OUTCOME_OK)
+        return chunk;
     if (error != NULL)
         return curl_outcome(result);
     return x->status >= 500   ? SIEVE_OUTCOME_HTTP_5XX
