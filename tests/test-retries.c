@@ -124,6 +124,10 @@ static enum MHD_Result serve_a(struct MHD_Connection *c, const char *path, int b
                       NULL);
     if (strncmp(path, "/x", 2) == 0)
         return answer(c, 500, "broken", NULL);
+    if (strcmp(path, "/robots.txt") == 0) /* down, then busy, then there */
+        return before == 0   ? answer(c, 503, "down", NULL)
+               : before == 1 ? answer(c, 429, "slow down", "1")
+                             : answer(c, 200, "User-agent: *\nDisallow: /gone\n", NULL);
     if (strcmp(path, "/flaky") == 0) /* busy twice, then fine */
         return answer(c, before < 2 ? 503 : 200, before < 2 ? "busy" : leaf, NULL);
     if (strcmp(path, "/down") == 0)
@@ -146,6 +150,8 @@ static enum MHD_Result serve_b(struct MHD_Connection *c, const char *path)
         return answer(c, 200, "<a href=\"/busy\">b</a> <a href=\"/next\">n</a>", NULL);
     if (strcmp(path, "/busy") == 0)
         return answer(c, 429, "slow down", "100");
+    if (strcmp(path, "/robots.txt") == 0)
+        return answer(c, 501, "no", NULL);
     return answer(c, 200, leaf, NULL);
 }
 
@@ -319,6 +325,19 @@ static seen_crawl *crawl_from(sieve_crawl_options o, unsigned retries, double wa
     const char *seeds[] = {seed, NULL};
     seen_crawl *s = malloc(sizeof *s);
     crawl(&o, seeds, s);
+    return s;
+}
+
+/* A crawl from two pages of the server on port; the caller frees it. */
+static seen_crawl *crawl_two(const sieve_crawl_options *o, unsigned port, const char *one,
+                             const char *two)
+{
+    char a[64], b[64];
+    snprintf(a, sizeof a, "http://127.0.0.1:%u%s", port, one);
+    snprintf(b, sizeof b, "http://127.0.0.1:%u%s", port, two);
+    const char *seeds[] = {a, b, NULL};
+    seen_crawl *s = malloc(sizeof *s);
+    crawl(o, seeds, s);
     return s;
 }
 
@@ -522,12 +541,7 @@ START_TEST(an_oversized_head_is_too_large_and_not_asked_again)
     o.retries = 2;
     o.retry_wait_s = 0.01;
     o.retry_max_wait_s = 0.05;
-    char one[64], two[64];
-    snprintf(one, sizeof one, "http://127.0.0.1:%u/long-line", port_a);
-    snprintf(two, sizeof two, "http://127.0.0.1:%u/tall-head", port_a);
-    const char *seeds[] = {one, two, NULL};
-    seen_crawl *s = malloc(sizeof *s);
-    crawl(&o, seeds, s);
+    seen_crawl *s = crawl_two(&o, port_a, "/long-line", "/tall-head");
     assert_record(s, port_a, "/long-line", 200, SIEVE_OUTCOME_TOO_LARGE, 1);
     assert_record(s, port_a, "/tall-head", 200, SIEVE_OUTCOME_TOO_LARGE, 1);
     ck_assert_int_eq(requests_for('A', "/long-line"), 1);
@@ -548,15 +562,99 @@ END_TEST
 /* robots.txt is never retried: a 5xx means "unreachable" (RFC 9309
  * 2.3.1.4), the host's pages are not fetched for now, and the file was
  * asked for once. */
-START_TEST(robots_txt_failures_keep_their_meaning)
+/* A robots.txt that answers 503 is asked again with the page's retries,
+ * its host resting between tries; once they are spent, the page that
+ * waited and the host's other URL are refused, each record naming why,
+ * and none is fetched. A transient failure used to refuse them at once,
+ * as "disallowed" for all but the first. */
+START_TEST(a_robots_txt_down_is_asked_again_then_its_host_refused)
 {
     sieve_crawl_options o = base_options();
     o.ignore_robots = false;
-    seen_crawl *s = crawl_from(o, 3, 0.01, 0.05, port_c, "/");
-    assert_record(s, port_c, "/", 0, SIEVE_OUTCOME_ROBOTS, 0);
-    ck_assert_int_eq(requests_for('C', "/robots.txt"), 1);
+    o.retries = 3;
+    o.retry_wait_s = 0.05;
+    o.retry_max_wait_s = 0.2;
+    seen_crawl *s = crawl_two(&o, port_c, "/", "/ok");
+
+    ck_assert_int_eq(requests_for('C', "/robots.txt"), 4);
     ck_assert_int_eq(requests_for('C', "/"), 0);
-    ck_assert_uint_eq(s->st.retries, 0);
+    ck_assert_int_eq(requests_for('C', "/ok"), 0);
+    assert_record(s, port_c, "/", 0, SIEVE_OUTCOME_ROBOTS, 0);
+    assert_record(s, port_c, "/ok", 0, SIEVE_OUTCOME_ROBOTS, 0);
+    const char *want = "robots.txt unavailable after 4 tries (HTTP 503): host not crawled for now";
+    ck_assert_str_eq(record_of(s, port_c, "/")->error, want);
+    ck_assert_str_eq(record_of(s, port_c, "/ok")->error, want);
+    ck_assert_uint_eq(s->st.retries, 3);
+    ck_assert_uint_eq(s->st.robots_fetched, 4);
+
+    /* each try waited at least the first half of its doubling wait */
+    double at[8];
+    int n = 0;
+    for (int i = 0; i < nseen && n < 8; i++)
+        if (seen[i].server == 'C')
+            at[n++] = seen[i].at;
+    ck_assert_int_eq(n, 4);
+    for (int i = 1; i < n; i++) {
+        double least = 0.05 * (1 << (i - 1)) / 2;
+        least = least < 0.1 ? least : 0.1;
+        ck_assert_msg(at[i] - at[i - 1] >= least - 0.005, "try %d came %.3f s after the one before",
+                      i + 1, at[i] - at[i - 1]);
+    }
+
+    /* every try is a transfer on the wire, the last one not retried */
+    int tries = 0, retried = 0;
+    for (int i = 0; i < s->ne; i++) {
+        if (strstr(s->e[i].url, "/robots.txt") == NULL)
+            continue;
+        tries++;
+        retried += s->e[i].retried;
+        ck_assert(!s->e[i].has_record);
+    }
+    ck_assert_int_eq(tries, 4);
+    ck_assert_int_eq(retried, 3);
+    free(s);
+}
+END_TEST
+
+/* A robots.txt down once, then busy (429), then there is asked until it
+ * is had, and its rules then apply: the pages it allows are fetched, the
+ * one it disallows is not. 429 used to count as "no rules at all". */
+START_TEST(a_robots_txt_that_comes_back_is_obeyed)
+{
+    sieve_crawl_options o = base_options();
+    o.ignore_robots = false;
+    seen_crawl *s = crawl_from(o, 2, 0.01, 0.05, port_a, "/");
+    ck_assert_int_eq(requests_for('A', "/robots.txt"), 3);
+    assert_record(s, port_a, "/", 200, SIEVE_OUTCOME_OK, 1);
+    assert_record(s, port_a, "/flaky", 200, SIEVE_OUTCOME_OK, 3);
+    assert_record(s, port_a, "/gone", 0, SIEVE_OUTCOME_ROBOTS, 0);
+    ck_assert_str_eq(record_of(s, port_a, "/gone")->error, "disallowed by robots.txt");
+    ck_assert_int_eq(requests_for('A', "/gone"), 0);
+    free(s);
+}
+END_TEST
+
+/* A server that will not answer at all: robots.txt is tried as a page
+ * would be, and the record names curl's reason. A failure that will not
+ * pass (501) is not asked again. */
+START_TEST(a_robots_txt_failure_names_its_cause)
+{
+    sieve_crawl_options o = base_options();
+    o.ignore_robots = false;
+    unsigned dead = closed_port();
+    seen_crawl *s = crawl_from(o, 1, 0.01, 0.05, dead, "/");
+    assert_record(s, dead, "/", 0, SIEVE_OUTCOME_ROBOTS, 0);
+    const char *error = record_of(s, dead, "/")->error;
+    ck_assert_msg(strncmp(error, "robots.txt unavailable after 2 tries (", 38) == 0 &&
+                      strstr(error, "onnect") != NULL,
+                  "%s", error);
+    ck_assert_uint_eq(s->st.robots_fetched, 2);
+    free(s);
+
+    s = crawl_from(o, 3, 0.01, 0.05, port_b, "/not-implemented");
+    ck_assert_int_eq(requests_for('B', "/robots.txt"), 1);
+    ck_assert_str_eq(record_of(s, port_b, "/not-implemented")->error,
+                     "robots.txt unavailable (HTTP 501): host not crawled for now");
     free(s);
 }
 END_TEST
@@ -573,7 +671,9 @@ int main(void)
     tcase_add_test(tc, a_broken_page_does_not_hold_up_its_host);
     tcase_add_test(tc, a_host_failing_in_a_row_rests);
     tcase_add_test(tc, a_url_tried_again_counts_once_against_max_pages);
-    tcase_add_test(tc, robots_txt_failures_keep_their_meaning);
+    tcase_add_test(tc, a_robots_txt_down_is_asked_again_then_its_host_refused);
+    tcase_add_test(tc, a_robots_txt_that_comes_back_is_obeyed);
+    tcase_add_test(tc, a_robots_txt_failure_names_its_cause);
     tcase_add_test(tc, an_oversized_head_is_too_large_and_not_asked_again);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -107,8 +107,10 @@ typedef struct sieve_crawl_options {
      * whole host rests when it asks to (429, 503: its Retry-After, else
      * the same doubling pause) or fails 3 times in a row, longer with
      * each further failure, its URLs kept. Every wait is capped at
-     * retry_max_wait_s. robots.txt is not retried: its failures have
-     * their RFC 9309 meaning. */
+     * retry_max_wait_s. A robots.txt that could not be had is tried
+     * again the same way, its host's URLs waiting (RFC 9309: it allows
+     * nothing meanwhile); once its tries are spent, the host's URLs are
+     * refused for a minute, each record naming the cause. */
     unsigned retries;        /* default 3 */
     double retry_wait_s;     /* default 2 */
     double retry_max_wait_s; /* default 600; a retry_wait_s above it is cut to it */

@@ -26,8 +26,9 @@
 #include "robots-cache.h"
 #include "scope.h"
 
-/* A robots.txt outcome of "server unreachable" is retried after this long
- * (or after the expiry, if that is shorter). */
+/* A host whose robots.txt could not be had, its tries spent, is left
+ * alone this long (or for the expiry, if that is shorter), each of its
+ * URLs refused with a record; then robots.txt is asked again. */
 #define ENGINE_ROBOTS_RETRY_S 60.0
 
 /* The DNS cache is swept of names past their lifetime about this often

@@ -5,16 +5,21 @@
  * robots.txt is the one body kept whole, up to what the parser reads:
  * RFC 9309 lets a crawler stop at 500 KiB. What the answer means follows
  * RFC 9309 2.3.1: a 2xx body is parsed, 4xx means no rules, and 5xx or
- * an unreachable server means nothing is allowed for now (kept only a
- * short while, see ENGINE_ROBOTS_RETRY_S).
+ * an unreachable server means nothing is allowed for now: the host waits
+ * while robots.txt is asked again, as a failing page would be, and is
+ * then left alone a short while (gate.c, ENGINE_ROBOTS_RETRY_S). 429 is
+ * taken as a server asking for rest, not as "no rules": reading it as
+ * leave to crawl everything would answer "too many requests" with more.
  *
  * Redirects are followed here, five hops as RFC 9309 asks, each hop a
  * transfer of its own in the same slot: curl would follow them itself,
  * but would keep the redirects' bodies from the wire callbacks, so an
  * archive of them would not hold what the server sent. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backoff.h"
 #include "gate.h"
 #include "xfer.h"
 
@@ -65,6 +70,42 @@ static bool follow(xfer *x, CURLcode result)
     return true;
 }
 
+/* robots.txt could not be had: says why in why, and whether the
+ * failure may pass, as a page's would. */
+static bool why_unavailable(xfer *x, CURLcode result, bool answered, char *why, size_t cap)
+{
+    sieve_crawl_outcome outcome;
+    if (answered && xfer_is_redirect(x->status)) {
+        snprintf(why, cap, "more than %d redirects", ROBOTS_MAX_HOPS);
+        outcome = SIEVE_OUTCOME_REDIRECT;
+    } else if (answered) {
+        snprintf(why, cap, "HTTP %ld", x->status);
+        outcome = x->status >= 500 ? SIEVE_OUTCOME_HTTP_5XX : SIEVE_OUTCOME_HTTP_4XX;
+    } else {
+        const char *error = xfer_error(x, result);
+        snprintf(why, cap, "%s", error != NULL ? error : "no answer");
+        outcome = xfer_outcome(x, result, error);
+    }
+    return backoff_retryable(outcome, x->status);
+}
+
+static void unavailable(xfer *x, CURLcode result, bool answered)
+{
+    char why[ROBOTS_WHY_MAX / 2];
+    bool may_pass = why_unavailable(x, result, answered, why, sizeof why);
+    curl_off_t after = 0;
+    if (x->status > 0)
+        curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &after);
+    long status = x->status;
+    free(x->body);
+    x->body = NULL;
+    atomic_fetch_add(&x->c->n.robots_fetched, 1);
+    x->t.retried = gate_robots_again(x->c, &x->waiting, may_pass);
+    wire_end(x, result, false);
+    xfer_release(x);
+    gate_robots_failed(x->w, &x->waiting, why, x->t.retried, status, (double)after);
+}
+
 static void robots_finish(xfer *x, CURLcode result)
 {
     sieve_crawler *c = x->c;
@@ -76,18 +117,18 @@ static void robots_finish(xfer *x, CURLcode result)
     if (answered && follow(x, result))
         return;
     sieve_robots *rules = NULL;
-    bool temporary = false, parsed = false;
+    bool parsed = false;
     if (answered && x->status >= 200 && x->status <= 299) {
         parsed = sieve_robots_parse(&rules, x->body, x->body_len, "sieve") == SIEVE_OK;
-    } else if ((answered && x->status >= 400 && x->status <= 499) ||
+    } else if ((answered && x->status >= 400 && x->status <= 499 && x->status != 429) ||
                x->fail_outcome == SIEVE_OUTCOME_BLOCKED) {
         /* no rules; a blocked host's pages are then blocked one by one,
          * each with a record that says so */
         sieve_robots_allow_all(&rules);
     } else {
-        /* 5xx, a redirect loop or an unreachable server: nothing for now */
-        sieve_robots_disallow_all(&rules);
-        temporary = true;
+        /* 5xx, 429, a redirect loop or an unreachable server */
+        unavailable(x, result, answered);
+        return;
     }
     free(x->body);
     x->body = NULL;
@@ -96,7 +137,7 @@ static void robots_finish(xfer *x, CURLcode result)
         sitemaps_seed(c, x->url, rules);
     wire_end(x, result, false);
     xfer_release(x);
-    gate_robots_known(x->w, &x->waiting, rules, temporary);
+    gate_robots_known(x->w, &x->waiting, rules);
 }
 
 const xfer_kind xfer_robots = {

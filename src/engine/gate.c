@@ -11,12 +11,21 @@
  * as after any other) and no worker keeps URLs of its own. A URL that
  * robots.txt refuses gets a record saying so and is never fetched.
  *
+ * A robots.txt that could not be had means nothing is allowed for now
+ * (RFC 9309 2.3.1.4). When the failure may pass, the host's URLs wait for
+ * it: the URL goes back, the host rests as a failing page's would, and
+ * its next URL asks again. Once the crawl's retries are spent, or at once
+ * for a failure that will not pass, the host is down for a while and each
+ * of its URLs gets a record that names why.
+ *
  * The engine always runs the frontier with per-host scheduling, and
  * host_connections 0 means per-host queues with no limit and no delay, so
  * requeue and hold are always there. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "backoff.h"
 #include "clock.h"
 #include "gate.h"
 #include "origin.h"
@@ -91,8 +100,12 @@ void gate_admit(worker *w, const sieve_url *u)
     const char *host = u->url + p.auth_off;
     bool allowed = false;
     double crawl_delay = -1;
+    char why[ROBOTS_WHY_MAX];
     switch (robots_cache_lookup(c->robots, host, p.auth_len, clock_now(), p.path, strlen(p.path),
-                                &allowed, &crawl_delay)) {
+                                &allowed, &crawl_delay, why)) {
+    case ROBOTS_DOWN:
+        refuse_robots(c, u, why);
+        break;
     case ROBOTS_READY:
         keep_delay(c, host, p.auth_len, crawl_delay);
         if (allowed)
@@ -112,23 +125,63 @@ void gate_admit(worker *w, const sieve_url *u)
     }
 }
 
-void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules, bool temporary)
+void gate_robots_known(worker *w, const sieve_url *u, sieve_robots *rules)
 {
     sieve_crawler *c = w->c;
     url_parts p = url_split(u->url);
     const char *host = u->url + p.auth_off;
+    backoff_succeeded(c->backoff, host, p.auth_len);
     keep_delay(c, host, p.auth_len, rules != NULL ? sieve_robots_crawl_delay(rules) : -1);
     /* Judged before the store, which may free the rules (out of memory). */
     bool got = rules != NULL;
     bool allowed = got && sieve_robots_allowed(rules, p.path, strlen(p.path));
-    robots_cache_store(c->robots, host, p.auth_len, rules, clock_now(), temporary, allowed);
+    robots_cache_store(c->robots, host, p.auth_len, rules, clock_now(), allowed);
     if (!got)
         gate_refuse(c, u, "robots.txt: out of memory", SIEVE_OUTCOME_ERROR);
-    else if (temporary && !allowed)
-        refuse_robots(c, u, "robots.txt unavailable: host not crawled for now");
     else if (!allowed)
         refuse_robots(c, u, "disallowed by robots.txt");
     else if (give_back(c, u) != SIEVE_OK)
         worker_start(w, u); /* cannot wait its turn: go now */
+    sieve_frontier_hold_host(c->frontier, host, p.auth_len, false);
+}
+
+bool gate_robots_again(sieve_crawler *c, const sieve_url *u, bool may_pass)
+{
+    url_parts p = url_split(u->url);
+    return may_pass && atomic_load(&c->stops) == 0 &&
+           robots_cache_failures(c->robots, u->url + p.auth_off, p.auth_len) < c->o.retries;
+}
+
+void gate_robots_failed(worker *w, const sieve_url *u, const char *why, bool again, long status,
+                        double retry_after_s)
+{
+    sieve_crawler *c = w->c;
+    url_parts p = url_split(u->url);
+    const char *host = u->url + p.auth_off;
+    unsigned failures = robots_cache_failures(c->robots, host, p.auth_len);
+    if (again) {
+        /* The host rests as long as the longer of its own rest (what it
+         * asked for, or its failures in a row) and this URL's wait. */
+        double rest = backoff_host_failed(c->backoff, host, p.auth_len, status, retry_after_s);
+        double wait = backoff_url_wait(c->backoff, failures + 1);
+        robots_cache_again(c->robots, host, p.auth_len);
+        if (give_back(c, u) == SIEVE_OK) {
+            sieve_frontier_pause_host(c->frontier, host, p.auth_len, rest > wait ? rest : wait);
+            sieve_frontier_hold_host(c->frontier, host, p.auth_len, false);
+            atomic_fetch_add(&c->n.retries, 1);
+            return;
+        }
+        /* Cannot wait (out of memory): down, though it may not be for long. */
+    }
+    char msg[ROBOTS_WHY_MAX];
+    unsigned tries = failures == UINT_MAX ? 1 : failures + 1;
+    if (tries > 1)
+        snprintf(msg, sizeof msg,
+                 "robots.txt unavailable after %u tries (%s): host not crawled for now", tries,
+                 why);
+    else
+        snprintf(msg, sizeof msg, "robots.txt unavailable (%s): host not crawled for now", why);
+    robots_cache_down(c->robots, host, p.auth_len, msg, clock_now());
+    refuse_robots(c, u, msg);
     sieve_frontier_hold_host(c->frontier, host, p.auth_len, false);
 }

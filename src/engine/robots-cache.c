@@ -4,8 +4,12 @@
  * and fetch robots.txt before the page; URLs of that host that other
  * workers pop meanwhile wait (state WAIT) instead of fetching it again.
  * Outcomes expire: rules after expiry_s (default a day), the "nothing is
- * allowed" of a failing server after retry_s, so a server that was down is
- * asked again.
+ * allowed" of a server that could not be asked (state DOWN, with the
+ * reason its records give) after retry_s, so a server that was down is
+ * asked again. A fetch that failed in a way that may pass ends with no
+ * outcome at all (again): the entry only counts the failures in a row,
+ * and the host's next URL claims the fetch anew, until the fetcher gives
+ * up and stores DOWN.
  *
  * A URL that waited for a fetch (the one that claimed it, and those that
  * found it under way) goes under the rules that fetch brought, even if
@@ -16,12 +20,15 @@
  *
  * Memory is bounded: entries sit on a list in the order they were last
  * used, and once rules and entries take more than the budget, the least
- * recently used go (not one being fetched, nor one whose URL waits for
- * its turn to use it), to be fetched again if their host comes back.
+ * recently used go (not one being fetched or to be fetched again, nor
+ * one whose URL waits for its turn to use it), to be fetched again if
+ * their host comes back.
  * Lookups answer under the lock (allowed or not, and the crawl delay)
  * rather than lend the rules out, so replaced or dropped rules are freed
  * at once. */
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +43,9 @@ typedef struct entry {
     struct entry *next;          /* in its bucket */
     struct entry *newer, *older; /* in the order of use */
     sieve_robots *rules;         /* NULL while being fetched the first time */
+    char *down;                  /* why nothing is allowed, while DOWN */
     bool fetching;
+    unsigned failures; /* fetches in a row that failed and were made again */
     double expires;
     uint32_t waiters; /* lookups answered FETCH or WAIT since the fetch began */
     uint32_t admits;  /* lookups still to answer with the rules, even expired */
@@ -78,6 +87,7 @@ void robots_cache_free(robots_cache *c)
     for (entry *e = c->newest, *next; e != NULL; e = next) {
         next = e->older;
         sieve_robots_free(e->rules);
+        free(e->down);
         free(e);
     }
     pthread_mutex_destroy(&c->lock);
@@ -139,6 +149,7 @@ static void drop(robots_cache *c, entry *e)
     c->bytes -= e->bytes;
     c->count--;
     sieve_robots_free(e->rules);
+    free(e->down);
     free(e);
 }
 
@@ -149,7 +160,7 @@ static void shrink(robots_cache *c)
     entry *e = c->oldest;
     while (c->budget > 0 && c->bytes > c->budget && e != NULL) {
         entry *newer = e->newer;
-        if (!e->fetching && e->admits == 0)
+        if (!e->fetching && e->failures == 0 && e->admits == 0)
             drop(c, e);
         e = newer;
     }
@@ -157,7 +168,7 @@ static void shrink(robots_cache *c)
 
 robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, double now,
                                  const char *path, size_t path_len, bool *allowed,
-                                 double *crawl_delay)
+                                 double *crawl_delay, char *why)
 {
     robots_state st;
     uint64_t hash = hash_of(host, len);
@@ -186,14 +197,19 @@ robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, 
     }
     link_newest(c, e);
     bool fresh = now < e->expires;
-    if (e->rules != NULL && (fresh || e->admits > 0)) {
+    if ((e->rules != NULL || e->down != NULL) && (fresh || e->admits > 0)) {
         /* Fresh or not, an answer uses an admit: kept until expiry, the
          * admits would pin the entry against the memory budget. */
         if (e->admits > 0)
             e->admits--;
-        *allowed = sieve_robots_allowed(e->rules, path, path_len);
-        *crawl_delay = sieve_robots_crawl_delay(e->rules);
-        st = ROBOTS_READY;
+        if (e->down != NULL) {
+            snprintf(why, ROBOTS_WHY_MAX, "%s", e->down);
+            st = ROBOTS_DOWN;
+        } else {
+            *allowed = sieve_robots_allowed(e->rules, path, path_len);
+            *crawl_delay = sieve_robots_crawl_delay(e->rules);
+            st = ROBOTS_READY;
+        }
     } else if (e->fetching) {
         e->waiters += e->waiters < ADMITS_MAX;
         st = ROBOTS_WAIT;
@@ -207,8 +223,42 @@ robots_state robots_cache_lookup(robots_cache *c, const char *host, size_t len, 
     return st;
 }
 
+/* Ends the claim on e: the lookups that waited (the claiming one too if
+ * comes_back) are let through, and the outcome lasts expiry seconds. */
+static void end_fetch(robots_cache *c, entry *e, double now, double expiry, bool comes_back)
+{
+    e->fetching = false;
+    uint32_t admits = e->waiters - (comes_back || e->waiters == 0 ? 0 : 1);
+    e->admits = e->admits + admits < ADMITS_MAX ? e->admits + admits : ADMITS_MAX;
+    e->waiters = 0;
+    e->failures = 0;
+    e->expires = now + expiry;
+    shrink(c);
+}
+
+/* Sets or clears (why NULL) the entry's reason for being DOWN. */
+static void set_down(robots_cache *c, entry *e, const char *why)
+{
+    if (e->down != NULL) {
+        size_t n = strlen(e->down) + 1;
+        e->bytes -= n;
+        c->bytes -= n;
+        free(e->down);
+        e->down = NULL;
+    }
+    if (why == NULL)
+        return;
+    size_t n = strnlen(why, ROBOTS_WHY_MAX - 1);
+    if ((e->down = malloc(n + 1)) == NULL)
+        return; /* no reason, no DOWN: the next lookup asks again */
+    memcpy(e->down, why, n);
+    e->down[n] = '\0';
+    e->bytes += n + 1;
+    c->bytes += n + 1;
+}
+
 void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_robots *rules,
-                        double now, bool temporary, bool comes_back)
+                        double now, bool comes_back)
 {
     pthread_mutex_lock(&c->lock);
     entry *e = find(c, host, len, hash_of(host, len));
@@ -231,12 +281,44 @@ void robots_cache_store(robots_cache *c, const char *host, size_t len, sieve_rob
         e->bytes += st.memory;
         c->bytes += st.memory;
     }
-    e->fetching = false;
-    uint32_t admits = e->waiters - (comes_back || e->waiters == 0 ? 0 : 1);
-    e->admits = e->admits + admits < ADMITS_MAX ? e->admits + admits : ADMITS_MAX;
-    e->waiters = 0;
-    e->expires = now + (temporary ? c->retry_s : c->expiry_s);
-    shrink(c);
+    set_down(c, e, NULL);
+    end_fetch(c, e, now, c->expiry_s, comes_back);
+    pthread_mutex_unlock(&c->lock);
+}
+
+unsigned robots_cache_failures(robots_cache *c, const char *host, size_t len)
+{
+    pthread_mutex_lock(&c->lock);
+    entry *e = find(c, host, len, hash_of(host, len));
+    unsigned n = e != NULL ? e->failures : UINT_MAX;
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
+
+void robots_cache_again(robots_cache *c, const char *host, size_t len)
+{
+    pthread_mutex_lock(&c->lock);
+    entry *e = find(c, host, len, hash_of(host, len));
+    if (e != NULL) {
+        /* The URLs that waited are queued again, and ask again. */
+        e->fetching = false;
+        e->waiters = 0;
+        e->admits = 0;
+        e->expires = 0;
+        e->failures += e->failures < UINT_MAX - 1;
+        set_down(c, e, NULL);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+void robots_cache_down(robots_cache *c, const char *host, size_t len, const char *why, double now)
+{
+    pthread_mutex_lock(&c->lock);
+    entry *e = find(c, host, len, hash_of(host, len));
+    if (e != NULL) {
+        set_down(c, e, why);
+        end_fetch(c, e, now, c->retry_s, false);
+    }
     pthread_mutex_unlock(&c->lock);
 }
 
