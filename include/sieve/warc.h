@@ -83,11 +83,13 @@
  * process leaves every record it finished readable (at most the one being
  * appended is torn); sieve_warc_sync() and sieve_warc_close() also fsync,
  * for a crash of the machine. So that such an fsync finds little left to
- * write, a thread of the archive's starts writing the file to the disk
- * each time write_behind bytes were appended (sync_file_range(2), which
- * does not wait for the disk; fdatasync() where there is none): the fsync
- * at the end of a crawl had been 6% of its time (bench/results/warc.txt,
- * set 14). A rotation's fsync and a checkpoint's are as short.
+ * write, a thread of the archive's fdatasync()s the file each time
+ * write_behind bytes were appended: the fsync at the end of a crawl had
+ * been 6% of its time (bench/results/warc.txt, sets 14 and 25). A
+ * rotation's fsync and a checkpoint's are as short. A sync of that
+ * thread's that fails makes every later sieve_warc_sync(), rotation and
+ * sieve_warc_close() fail too (SIEVE_EIO), since the kernel reports such
+ * an error once.
  * A resumed crawl opens its archive with SIEVE_WARC_NEXT, which cuts a
  * torn last fetch from the last file and goes on in a new one, or with
  * SIEVE_WARC_APPEND, which goes on in the last file after that cut;
@@ -190,8 +192,8 @@ typedef struct sieve_warc_options {
     size_t n_info;
     const char *tmp_dir;   /* where blocks spool; default: the archive's directory */
     size_t spool_memory;   /* default SIEVE_WARC_SPOOL_MEMORY; at least 4096 */
-    uint64_t write_behind; /* a thread of the archive's starts writing to the
-                              disk each time this many bytes were appended;
+    uint64_t write_behind; /* a thread of the archive's makes the file durable
+                              each time this many bytes were appended;
                               default SIEVE_WARC_WRITE_BEHIND; 0: no thread */
     sieve_logger logger;   /* default: messages dropped */
 } sieve_warc_options;
@@ -237,8 +239,7 @@ typedef struct sieve_warc_stats {
                                   compression, together, in microseconds */
     uint64_t compress_cpu_us;  /* CPU time of the compression threads, in
                                   microseconds: what compressing cost */
-    uint64_t written_behind;   /* bytes the write-behind thread started writing
-                                  to the disk */
+    uint64_t written_behind;   /* bytes the write-behind thread made durable */
 } sieve_warc_stats;
 
 /* Fills o with the defaults named in sieve_warc_options. */

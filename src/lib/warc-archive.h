@@ -59,6 +59,7 @@ struct sieve_warc {
     pthread_cond_t behind_cond;
     bool behind_running, behind_stop;
     _Atomic uint64_t written_behind;
+    atomic_int behind_errno; /* the first of its syncs that failed: 0 for none */
 
     /* gzip: deflate streams for blocks and for headers, reused. */
     warc_zpool blocks, heads;
@@ -144,6 +145,9 @@ int warc_behind_start(sieve_warc *w);
 void warc_behind_kick(sieve_warc *w);
 /* Not under the lock: ends the thread, if there is one. */
 void warc_behind_stop(sieve_warc *w);
+/* SIEVE_EIO, with errno set, once a sync of the thread's has failed;
+ * SIEVE_OK before. Thread-safe. */
+int warc_behind_failed(sieve_warc *w);
 
 /* ---- warc-fetch.c ---- */
 

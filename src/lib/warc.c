@@ -379,10 +379,14 @@ static int close_file(sieve_warc *w)
     if (w->fd < 0)
         return SIEVE_OK;
     int rc = fsync(w->fd) == 0 ? SIEVE_OK : SIEVE_EIO;
-    if (close(w->fd) != 0)
+    int e = errno;
+    if (close(w->fd) != 0) {
         rc = SIEVE_EIO;
+        e = errno;
+    }
     w->fd = -1;
-    return rc;
+    errno = e;
+    return rc ? rc : warc_behind_failed(w);
 }
 
 int warc_rotate(sieve_warc *w)
@@ -576,7 +580,7 @@ int sieve_warc_sync(sieve_warc *w)
         failed = fsync(fd) != 0;
         close(fd);
     }
-    return failed ? SIEVE_EIO : SIEVE_OK;
+    return failed ? SIEVE_EIO : warc_behind_failed(w);
 }
 
 void sieve_warc_get_stats(sieve_warc *w, sieve_warc_stats *out)
