@@ -282,6 +282,42 @@ START_TEST(robots_meta_nofollow)
 }
 END_TEST
 
+/* A refresh that names a URL is a link, its content read as the HTML
+ * standard reads it; one that refreshes the page itself, or that is not
+ * a refresh, is not. */
+START_TEST(a_meta_refresh_is_a_link)
+{
+    const char *html = "<head><meta http-equiv=\"refresh\" content=\"5; url=/next\">"
+                       "<meta http-equiv=Refresh content=\"0;URL='../up?a=1'\">"
+                       "<meta http-equiv=\"refresh\" content=\"3\">"
+                       "<meta http-equiv=\"refresh\" content=\"soon; url=/no-delay\">"
+                       "<meta http-equiv=\"refresh\" content=\"1, /comma\">"
+                       "<meta http-equiv=\"refresh\" content=\" 2.5 ; url = &quot;/q&quot;x\">"
+                       "<meta http-equiv=\"refresh\" content=\"0; url=\">"
+                       "<meta http-equiv=\"refresh\" content=\"1x; url=/bad-delay\">"
+                       "<meta name=\"refresh\" content=\"0; url=/not-equiv\">"
+                       "<meta http-equiv=\"refresh\"></head><a href=\"/after\">";
+    const char *want = "meta http://example.com/next\n"
+                       "meta http://example.com/up?a=1\n"
+                       "meta http://example.com/comma\n"
+                       "meta http://example.com/q\n"
+                       "a http://example.com/after\n";
+    sink s = check_page(html, want);
+    ck_assert_uint_eq(s.st.found, 5);
+    free(s.text);
+    sieve_links_opts o = defaults();
+    s = run(PAGE, &o, html, strlen(html), 1);
+    ck_assert_str_eq(s.text, want);
+    free(s.text);
+    /* after a robots nofollow, it is left out as the other links are */
+    s = check_page("<meta name=robots content=nofollow>"
+                   "<meta http-equiv=refresh content=\"0; url=/next\">",
+                   "");
+    ck_assert_uint_eq(s.st.nofollow, 1);
+    free(s.text);
+}
+END_TEST
+
 START_TEST(non_http_links_are_refused_and_counted)
 {
     const char *html = "<a href=\"javascript:void(0)\">"
@@ -1590,6 +1626,7 @@ int main(void)
     tcase_add_test(tc, base_href_applies_to_later_links);
     tcase_add_test(tc, nofollow_is_skipped_unless_asked);
     tcase_add_test(tc, robots_meta_nofollow);
+    tcase_add_test(tc, a_meta_refresh_is_a_link);
     tcase_add_test(tc, non_http_links_are_refused_and_counted);
     tcase_add_test(tc, area_frame_and_iframe);
     tcase_add_test(tc, uppercase_unquoted_and_entities);

@@ -7,12 +7,12 @@
  * (SAX callbacks only). Feeding one byte at a time gives the same links
  * as feeding the page at once.
  *
- * Links are the href of <a> and <area> and the src of <frame> and
- * <iframe>. Each is resolved against the document's base URL - the page
- * URL, or the href of the first <base> element that has one, for the
- * links that come after it (a streaming parser cannot go back to the
- * links before it) - and canonicalized with the sieve_canon given in the
- * options, so the callback receives URLs ready for the frontier.
+ * Links are the href of <a> and <area>, the src of <frame> and <iframe>,
+ * and the URL a <meta http-equiv="refresh"> sends the reader to (read as
+ * the HTML standard reads its content, "5; url=/next"). Each is resolved against the document's
+ * base URL - the page URL, or the href of the first <base> element that has one, for the links that
+ * come after it (a streaming parser cannot go back to the links before it) - and canonicalized with
+ * the sieve_canon given in the options, so the callback receives URLs ready for the frontier.
  *
  * rel="nofollow" (rel is a space-separated, case-insensitive token list)
  * makes the link skipped unless follow_nofollow is set, in which case it
@@ -128,7 +128,8 @@ typedef struct sieve_link {
     const char *raw;       /* the attribute value as the page wrote it, entities
                               decoded, NUL-terminated; NULL when too long */
     size_t raw_len;
-    const char *tag; /* "a", "area", "frame" or "iframe" */
+    const char *tag; /* "a", "area", "frame", "iframe", or "meta" (a refresh's
+                        URL: <meta http-equiv=refresh content="0; url=...">) */
     bool nofollow;   /* rel had "nofollow" (only with follow_nofollow) */
     uint64_t key;    /* the link's memo key, or 0 when it has none (a
                         link written with leading blanks, or too long) */

@@ -86,6 +86,46 @@ static bool meta_says_nofollow(const char *content)
     return false;
 }
 
+/* The URL of a refresh's content ("5; url=/next"), read as the HTML
+ * standard's declarative refresh reads it: *len bytes from the pointer
+ * returned, or NULL when the content names no page (a bare delay refreshes
+ * the page itself) or is no refresh at all. */
+static const char *refresh_url(const char *content, size_t *len)
+{
+    const char *p = content;
+    while (is_html_space(*p))
+        p++;
+    if ((*p < '0' || *p > '9') && *p != '.')
+        return NULL;
+    while ((*p >= '0' && *p <= '9') || *p == '.')
+        p++;
+    if (*p != ';' && *p != ',' && !is_html_space(*p))
+        return NULL; /* the end (this page again), or no refresh */
+    while (is_html_space(*p))
+        p++;
+    if (*p == ';' || *p == ',')
+        p++;
+    while (is_html_space(*p))
+        p++;
+    if (strncasecmp(p, "url", 3) == 0) {
+        const char *q = p + 3;
+        while (is_html_space(*q))
+            q++;
+        if (*q == '=') {
+            for (q++; is_html_space(*q); q++)
+                ;
+            p = q;
+        }
+    }
+    const char *end = NULL;
+    if (*p == '"' || *p == '\'') {
+        end = strchr(p + 1, *p);
+        p++;
+    }
+    *len = end ? (size_t)(end - p) : strlen(p);
+    return *len > 0 ? p : NULL;
+}
+
 /* Looks up an attribute by name; *found tells a valueless attribute from
  * an absent one. libxml2 already lower-cases HTML attribute names. */
 static const char *attr(const xmlChar **atts, const char *name, bool *found)
@@ -266,6 +306,34 @@ static size_t bare_take(sieve_links *lx, const char *atts[2 * LX_BARE_ATTRS + 1]
     return n;
 }
 
+/* A meta tag: a robots meta tag (for all crawlers, or for this one) may
+ * say nofollow, and a refresh that sends the reader on is a link like any
+ * other. */
+static void on_meta(sieve_links *lx, const xmlChar **atts)
+{
+    bool has;
+    const char *mname = attr(atts, "name", &has);
+    const char *content = attr(atts, "content", &has);
+    const char *equiv = attr(atts, "http-equiv", &has);
+    if (content == NULL)
+        return;
+    if (mname != NULL && (strcasecmp(mname, "robots") == 0 || strcasecmp(mname, "sieve") == 0) &&
+        meta_says_nofollow(content))
+        lx->st.meta_nofollow = true;
+    size_t n;
+    const char *url =
+        equiv != NULL && strcasecmp(equiv, "refresh") == 0 ? refresh_url(content, &n) : NULL;
+    if (url == NULL)
+        return;
+    char *value = strndup(url, n);
+    if (value == NULL) {
+        lx->err = SIEVE_ENOMEM;
+        return;
+    }
+    on_link(lx, "meta", value, atts);
+    free(value);
+}
+
 static void on_start(void *ud, const xmlChar *name, const xmlChar **atts)
 {
     sieve_links *lx = ud;
@@ -292,13 +360,7 @@ static void on_start(void *ud, const xmlChar *name, const xmlChar **atts)
         return;
     }
     if (strcmp(tag, "meta") == 0) {
-        /* the robots meta tag: for all crawlers, or for this one */
-        const char *mname = attr(atts, "name", &has);
-        const char *content = attr(atts, "content", &has);
-        if (mname != NULL && content != NULL &&
-            (strcasecmp(mname, "robots") == 0 || strcasecmp(mname, "sieve") == 0) &&
-            meta_says_nofollow(content))
-            lx->st.meta_nofollow = true;
+        on_meta(lx, atts);
         return;
     }
     const char *an = link_attr(tag);
