@@ -369,6 +369,26 @@ START_TEST(whitespace_follows_html_href_rules)
 }
 END_TEST
 
+/* Browsers read a backslash as '/' in an http(s) URL, up to its query;
+ * curl keeps it, and the links written so ("..\\img\\a.png", common on
+ * sites made on Windows) led nowhere. */
+START_TEST(backslashes_before_the_query_are_slashes)
+{
+    static const row rows[] = {
+        {"..\\img\\a.png", "http://a/b/img/a.png", 0},
+        {"g\\h", "http://a/b/c/g/h", 0},
+        {"\\g\\..\\h", "http://a/h", 0},
+        {"\\\\other.example\\x", "http://other.example/x", 0},
+        {"http:\\\\example.org\\p", "http://example.org/p", 0},
+        {"http://example.com\\p\\q", "http://example.com/p/q", 0},
+        {"a\\b?q=\\x#f\\g", "http://a/b/c/a/b?q=\\x", 0},
+        {"a?\\b", "http://a/b/c/a?\\b", 0},
+        {"mailto:a\\b", NULL, SIEVE_ESCHEME},
+    };
+    RUN(dflt, RFC_BASE, rows);
+}
+END_TEST
+
 START_TEST(only_http_and_https_are_accepted)
 {
     static const row rows[] = {
@@ -759,6 +779,7 @@ int main(void)
     tcase_add_test(tc, fragments_are_not_parsed);
     tcase_add_test(tc, references_joined_to_a_parsed_base_match_curls_join);
     tcase_add_test(tc, whitespace_follows_html_href_rules);
+    tcase_add_test(tc, backslashes_before_the_query_are_slashes);
     tcase_add_test(tc, only_http_and_https_are_accepted);
     tcase_add_test(tc, bases_and_malformed_input);
     tcase_add_test(tc, small_buffer_reports_needed_length);

@@ -7,7 +7,8 @@
  * what CURLU does not:
  *
  *   1. a pre-pass over the reference (prepare()): the HTML href rules
- *      (trim, drop tab/CR/LF), percent-encoding of bytes that are never
+ *      (trim, drop tab/CR/LF), a backslash before the query read as '/'
+ *      (as browsers read it), percent-encoding of bytes that are never
  *      literal in a canonical URL, and "%" -> "%25" where no escape
  *      follows, so that curl never sees a half escape;
  *   2. the "" and "#frag" references, which curl 7.88 resolves against the
@@ -129,7 +130,21 @@ size_t sieve_canon_fragment_at(const char *ref, size_t n, bool http_base)
     return (sl == 4 || sl == 5) && strncasecmp(ref + i, "https", sl) == 0 ? k : n;
 }
 
-/* Trims, drops tab/CR/LF, encodes must_encode() bytes and lone '%'.
+/* Where the backslashes that browsers read as '/' end: at the query or
+ * the fragment (0 when s has none, so that no byte is looked at twice). */
+static size_t backslashes_end(const char *s, size_t n)
+{
+    if (!memchr(s, '\\', n))
+        return 0;
+    size_t i = 0;
+    while (i < n && s[i] != '?' && s[i] != '#')
+        i++;
+    return i;
+}
+
+/* Trims, drops tab/CR/LF, encodes must_encode() bytes and lone '%', and
+ * reads a backslash before the query as '/', as browsers do in http(s)
+ * URLs (only those are accepted, so no other scheme needs its own rule).
  * The result is NUL-terminated in b. Returns whether a byte from 0x80 up
  * is left in it, for curl to encode. */
 static bool prepare(sbuf *b, const char *s, size_t n)
@@ -141,14 +156,19 @@ static bool prepare(sbuf *b, const char *s, size_t n)
     }
     while (n && is_c0_or_space((unsigned char)s[n - 1]))
         n--;
+    size_t slashes = backslashes_end(s, n);
     size_t run = 0; /* start of the bytes not yet copied, all plain */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         non_ascii |= c >= 0x80;
-        if (c != '%' && !must_encode(c))
+        if (c != '%' && !must_encode(c) && (c != '\\' || i >= slashes))
             continue;
         sb_put(b, s + run, i - run);
         run = i + 1;
+        if (c == '\\') {
+            sb_putc(b, '/');
+            continue;
+        }
         if (c == '\t' || c == '\n' || c == '\r')
             continue;
         if (c == '%' && i + 2 < n && hex_value((unsigned char)s[i + 1]) >= 0 &&
