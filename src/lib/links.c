@@ -307,16 +307,16 @@ static size_t bare_take(sieve_links *lx, const char *atts[2 * LX_BARE_ATTRS + 1]
 }
 
 /* A meta tag: a robots meta tag (for all crawlers, or for this one) may
- * say nofollow, and a refresh that sends the reader on is a link like any
- * other. */
-static void on_meta(sieve_links *lx, const xmlChar **atts)
+ * say nofollow, and a refresh may send the reader on. Returns the URL of
+ * such a refresh, to be freed, or NULL. */
+static char *on_meta(sieve_links *lx, const xmlChar **atts)
 {
     bool has;
     const char *mname = attr(atts, "name", &has);
     const char *content = attr(atts, "content", &has);
     const char *equiv = attr(atts, "http-equiv", &has);
     if (content == NULL)
-        return;
+        return NULL;
     if (mname != NULL && (strcasecmp(mname, "robots") == 0 || strcasecmp(mname, "sieve") == 0) &&
         meta_says_nofollow(content))
         lx->st.meta_nofollow = true;
@@ -324,14 +324,11 @@ static void on_meta(sieve_links *lx, const xmlChar **atts)
     const char *url =
         equiv != NULL && strcasecmp(equiv, "refresh") == 0 ? refresh_url(content, &n) : NULL;
     if (url == NULL)
-        return;
+        return NULL;
     char *value = strndup(url, n);
-    if (value == NULL) {
+    if (value == NULL)
         lx->err = SIEVE_ENOMEM;
-        return;
-    }
-    on_link(lx, "meta", value, atts);
-    free(value);
+    return value;
 }
 
 static void on_start(void *ud, const xmlChar *name, const xmlChar **atts)
@@ -359,16 +356,23 @@ static void on_start(void *ud, const xmlChar *name, const xmlChar **atts)
             on_base(lx, href);
         return;
     }
+    /* One call of on_link(), which the compiler then inlines. */
+    char *refresh = NULL;
+    const char *value;
     if (strcmp(tag, "meta") == 0) {
-        on_meta(lx, atts);
-        return;
+        /* a refresh that sends the reader on: a link like any other */
+        if ((value = refresh = on_meta(lx, atts)) == NULL)
+            return;
+    } else {
+        const char *an = link_attr(tag);
+        if (!an)
+            return;
+        value = attr(atts, an, &has);
+        if (!has)
+            return;
     }
-    const char *an = link_attr(tag);
-    if (!an)
-        return;
-    const char *value = attr(atts, an, &has);
-    if (has)
-        on_link(lx, tag, value, atts);
+    on_link(lx, tag, value, atts);
+    free(refresh);
 }
 
 static void quiet(void *ctx, const char *msg, ...)

@@ -156,19 +156,29 @@ static bool prepare(sbuf *b, const char *s, size_t n)
     }
     while (n && is_c0_or_space((unsigned char)s[n - 1]))
         n--;
+    /* Rare enough for a copy of their own, which keeps them out of the
+     * loop every byte of every link goes through. */
+    char *slashed = NULL;
     size_t slashes = backslashes_end(s, n);
+    if (slashes > 0) {
+        if (!(slashed = malloc(n))) {
+            b->failed = true;
+            return false;
+        }
+        memcpy(slashed, s, n);
+        for (size_t i = 0; i < slashes; i++)
+            if (slashed[i] == '\\')
+                slashed[i] = '/';
+        s = slashed;
+    }
     size_t run = 0; /* start of the bytes not yet copied, all plain */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         non_ascii |= c >= 0x80;
-        if (c != '%' && !must_encode(c) && (c != '\\' || i >= slashes))
+        if (c != '%' && !must_encode(c))
             continue;
         sb_put(b, s + run, i - run);
         run = i + 1;
-        if (c == '\\') {
-            sb_putc(b, '/');
-            continue;
-        }
         if (c == '\t' || c == '\n' || c == '\r')
             continue;
         if (c == '%' && i + 2 < n && hex_value((unsigned char)s[i + 1]) >= 0 &&
@@ -181,6 +191,8 @@ static bool prepare(sbuf *b, const char *s, size_t n)
     }
     sb_put(b, s + run, n - run);
     sb_putc(b, '\0');
+    if (slashed) /* free(NULL) is a call too, in the loop over every link */
+        free(slashed);
     return non_ascii;
 }
 
