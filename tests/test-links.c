@@ -443,6 +443,29 @@ START_TEST(invalid_utf8_and_charsets)
                              "a http://example.com/ok\n");
     free(s.text);
 
+    /* The first byte that is not UTF-8 inside the link itself: libxml2
+     * 2.9, switching there, read it as "\xc3" alone ("/caf%C3%83").
+     * Whole, or a byte at a time, where a sequence is cut between chunks. */
+    static const char *const first_bad[][2] = {
+        {"<a href=\"/caf\xe9\">x</a><a href=\"/ok\">",
+         "a http://example.com/caf%C3%A9\na http://example.com/ok\n"},
+        {"<p>\xc3\xa9</p><a href=\"/na\xefve/caf\xe9\">",
+         "a http://example.com/na%C3%AFve/caf%C3%A9\n"},
+        {"<a href=\"/\xc3\xa9\"><a href=\"/\xe2\x82\xac\">",
+         "a http://example.com/%C3%A9\na http://example.com/%E2%82%AC\n"},
+        {"<a href=\"/\xc3x\">", "a http://example.com/%C3%83x\n"},
+        {"<a href=\"/\xe0\x80\xaf\">", "a http://example.com/%C3%A0%C2%80%C2%AF\n"},
+    };
+    for (size_t i = 0; i < sizeof first_bad / sizeof *first_bad; i++) {
+        for (size_t step = 0; step < 2; step++) {
+            sieve_links_opts d = defaults();
+            s = run(PAGE, &d, first_bad[i][0], strlen(first_bad[i][0]), step);
+            ck_assert_msg(strcmp(s.text, first_bad[i][1]) == 0, "page %zu, step %zu: %s", i, step,
+                          s.text);
+            free(s.text);
+        }
+    }
+
     /* A page that declares UTF-8 keeps its UTF-8. */
     const char *utf8 = "<meta charset=\"utf-8\"><a href=\"/\xc3\xa9t\xc3\xa9\">";
     s = check_page(utf8, "a http://example.com/%C3%A9t%C3%A9\n");

@@ -162,13 +162,18 @@ struct sieve_links {
     sieve_canon_base *base_u; /* the same, parsed once for all the links after it */
     char *out;                /* max_len + 1 bytes for each link's URL */
     size_t cap;
-    struct held held;                       /* what libxml2 holds unparsed, as counted */
-    unsigned char prev;                     /* last byte handed to libxml2 */
-    size_t run;                             /* name characters it ended with */
-    bool stopped;                           /* a limit ended the page: the rest is ignored */
-    struct href_table hrefs;                /* this page's hrefs, canonicalized */
-    const sieve_links_memo *memo;           /* links handled before, by key */
-    uint64_t seed[MEMO_KINDS];              /* the base's parts, hashed, by href kind */
+    struct held held;             /* what libxml2 holds unparsed, as counted */
+    unsigned char prev;           /* last byte handed to libxml2 */
+    size_t run;                   /* name characters it ended with */
+    bool stopped;                 /* a limit ended the page: the rest is ignored */
+    struct href_table hrefs;      /* this page's hrefs, canonicalized */
+    const sieve_links_memo *memo; /* links handled before, by key */
+    uint64_t seed[MEMO_KINDS];    /* the base's parts, hashed, by href kind */
+    /* A UTF-8 sequence open at the end of the bytes last handed (see
+     * lx_parse()): continuation bytes owed, the value so far, the least
+     * value its length may encode. */
+    unsigned char u8_need;
+    uint32_t u8_val, u8_min;
     const xmlCharEncodingHandler *enc_seen; /* the converter last checked */
     bool enc_keeps_ascii;                   /* and whether it keeps ASCII */
     sieve_links_stats st;

@@ -554,7 +554,7 @@ static void read_past_root_end(htmlParserCtxtPtr c, int terminate)
  * look-ahead fail and the rest of the page waits for the end. Clearing it
  * rescans the pending tag from its start; flush_at (below) keeps that
  * rescanning linear. */
-void lx_parse(sieve_links *lx, const char *p, size_t len, int terminate)
+static void parse_piece(sieve_links *lx, const char *p, size_t len, int terminate)
 {
     lx->ctxt->checkIndex = 0;
     lx->st.bytes_parsed += len;
@@ -578,6 +578,66 @@ void lx_parse(sieve_links *lx, const char *p, size_t len, int terminate)
     /* Parse again once as many new bytes as are pending have come: the
      * rescans then cost no more than the bytes themselves. */
     lx->flush_at = pending > STAGE_MIN ? pending : STAGE_MIN;
+}
+
+/* Where libxml2 2.9 would meet the first byte that is not UTF-8 in the
+ * len bytes at p: the offset of the sequence it cannot read (0 also for
+ * one begun in the bytes before), or len for none; a sequence left open
+ * at the end is remembered. As htmlCurrentChar() reads: a stray
+ * continuation byte, a lead byte from 0xF8, a missing continuation and an
+ * overlong form are not UTF-8; surrogates and values past U+10FFFF pass. */
+static size_t first_not_utf8(sieve_links *lx, const unsigned char *p, size_t len)
+{
+    size_t i = 0, start = 0; /* where the open sequence began in p */
+    while (i < len) {
+        if (lx->u8_need == 0) {
+            uint64_t w;
+            while (i + 8 <= len && (memcpy(&w, p + i, 8), (w & UINT64_C(0x8080808080808080)) == 0))
+                i += 8;
+            while (i < len && p[i] < 0x80)
+                i++;
+            if (i == len)
+                break;
+            unsigned c = p[i];
+            if (c < 0xC0 || c >= 0xF8)
+                return i;
+            lx->u8_need = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : 1;
+            lx->u8_val = c & (0x3Fu >> lx->u8_need);
+            lx->u8_min = lx->u8_need == 1 ? 0x80 : lx->u8_need == 2 ? 0x800 : 0x10000;
+            start = i++;
+            continue;
+        }
+        if ((p[i] & 0xC0) != 0x80)
+            return start;
+        lx->u8_val = lx->u8_val << 6 | (p[i++] & 0x3Fu);
+        if (--lx->u8_need == 0 && lx->u8_val < lx->u8_min)
+            return start;
+    }
+    return len;
+}
+
+/* Hands bytes to libxml2. An undeclared page is read as UTF-8 up to its
+ * first byte that is not, and as ISO-8859-1 from that byte on. libxml2
+ * 2.9 switches there itself, but then reads the byte from the converted
+ * buffer, its first half only: inside an attribute value, "/caf\xe9"
+ * came out as "/caf%C3%83". So the switch is made here, before that byte
+ * is handed over, and libxml2 converts it with the bytes it holds. */
+void lx_parse(sieve_links *lx, const char *p, size_t len, int terminate)
+{
+    const xmlParserInput *in = lx->ctxt->input;
+    if (len && in && in->buf && !in->buf->encoder) {
+        size_t bad = first_not_utf8(lx, (const unsigned char *)p, len);
+        if (bad < len) {
+            if (bad > 0)
+                parse_piece(lx, p, bad, 0);
+            in = lx->ctxt->input;
+            if (!lx->err && in && in->buf && !in->buf->encoder)
+                xmlSwitchEncoding(lx->ctxt, XML_CHAR_ENCODING_8859_1);
+            p += bad;
+            len -= bad;
+        }
+    }
+    parse_piece(lx, p, len, terminate);
 }
 
 /* Parses the staged bytes with len bytes at p, in pieces small enough to
