@@ -225,6 +225,24 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         MHD_destroy_response(r);
         return rc;
     }
+    if (strcmp(url, "/refresh") == 0)
+        return answer(c, 200, "text/html",
+                      "<a href=\"/refresh-header\">h</a>"
+                      "<a href=\"/refresh-meta\">m</a>",
+                      NULL);
+    if (strcmp(url, "/refresh-meta") == 0)
+        return answer(c, 200, "text/html",
+                      "<meta http-equiv=\"refresh\" content=\"0; url=/from-refresh-meta\">", NULL);
+    if (strcmp(url, "/refresh-header") == 0) {
+        const char *page = "<html><body>moved</body></html>";
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(strlen(page), (void *)page, MHD_RESPMEM_MUST_COPY);
+        MHD_add_response_header(r, "Content-Type", "text/html");
+        MHD_add_response_header(r, "Refresh", "5;url=/from-refresh-header");
+        enum MHD_Result rc = MHD_queue_response(c, 200, r);
+        MHD_destroy_response(r);
+        return rc;
+    }
     if (strcmp(url, "/internal") == 0) {
         /* "localhost" is the same server by another name, which no seed
          * names */
@@ -652,16 +670,23 @@ START_TEST(a_dns_answer_past_the_connect_timeout_holds_up_nothing)
 }
 END_TEST
 
-/* A page cut by the link extractor's limits keeps the links before the
- * cut, and its record says it was cut. */
-START_TEST(a_page_cut_by_parse_limits_says_so)
+/* A crawl without robots.txt from path on server A; the caller frees it. */
+static outcome *crawl_a(const char *path)
 {
     sieve_crawl_options o = base_options();
     o.ignore_robots = true;
     char seed[128];
-    snprintf(seed, sizeof seed, "http://127.0.0.1:%u/cut", port_a);
+    snprintf(seed, sizeof seed, "http://127.0.0.1:%u%s", port_a, path);
     outcome *out = calloc(1, sizeof *out);
     ck_assert_int_eq(crawl(&o, seed, out), SIEVE_OK);
+    return out;
+}
+
+/* A page cut by the link extractor's limits keeps the links before the
+ * cut, and its record says it was cut. */
+START_TEST(a_page_cut_by_parse_limits_says_so)
+{
+    outcome *out = crawl_a("/cut");
     int cut = -1, a = 0;
     for (int i = 0; i < out->n; i++) {
         if (strstr(out->url[i], "/cut") != NULL)
@@ -699,6 +724,23 @@ START_TEST(robots_meta_and_header_nofollow)
         ck_assert_int_eq(header, follow);
         free(out);
     }
+}
+END_TEST
+
+/* A page that sends its reader on, by a meta refresh or a Refresh header,
+ * has its target crawled, one level deeper. */
+START_TEST(refreshes_are_followed)
+{
+    outcome *out = crawl_a("/refresh");
+    int meta = 0, header = 0;
+    for (int i = 0; i < out->n; i++) {
+        meta += strstr(out->url[i], "/from-refresh-meta") != NULL;
+        header += strstr(out->url[i], "/from-refresh-header") != NULL;
+    }
+    ck_assert_int_eq(meta, 1);
+    ck_assert_int_eq(header, 1);
+    ck_assert_int_eq(out->n, 5);
+    free(out);
 }
 END_TEST
 
@@ -758,6 +800,7 @@ int main(void)
     tcase_add_test(tc, a_dns_answer_past_the_connect_timeout_holds_up_nothing);
     tcase_add_test(tc, a_page_cut_by_parse_limits_says_so);
     tcase_add_test(tc, robots_meta_and_header_nofollow);
+    tcase_add_test(tc, refreshes_are_followed);
     tcase_add_test(tc, internal_addresses_are_blocked_unless_asked);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

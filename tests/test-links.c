@@ -309,6 +309,23 @@ START_TEST(a_meta_refresh_is_a_link)
     s = run(PAGE, &o, html, strlen(html), 1);
     ck_assert_str_eq(s.text, want);
     free(s.text);
+    /* a Refresh header, read as the meta tag it stands for, before the page */
+    sieve_links *lx;
+    s = (sink){0};
+    sink_add(&s, "");
+    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, &s), SIEVE_OK);
+    const char *header = "0; URL=\"../up\"";
+    ck_assert_int_eq(sieve_links_refresh(lx, header, strlen(header)), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_refresh(lx, "30", 2), SIEVE_OK); /* the page itself */
+    ck_assert_int_eq(sieve_links_refresh(lx, NULL, 0), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_refresh(lx, NULL, 1), SIEVE_EINVAL);
+    ck_assert_int_eq(sieve_links_feed(lx, "<a href=x>", 10), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_finish(lx), SIEVE_OK);
+    ck_assert_int_eq(sieve_links_refresh(lx, header, strlen(header)), SIEVE_ESTATE);
+    sieve_links_free(lx);
+    ck_assert_str_eq(s.text, "meta http://example.com/up\n"
+                             "a http://example.com/dir/x\n");
+    free(s.text);
     /* after a robots nofollow, it is left out as the other links are */
     s = check_page("<meta name=robots content=nofollow>"
                    "<meta http-equiv=refresh content=\"0; url=/next\">",

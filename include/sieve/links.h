@@ -9,7 +9,8 @@
  *
  * Links are the href of <a> and <area>, the src of <frame> and <iframe>,
  * and the URL a <meta http-equiv="refresh"> sends the reader to (read as
- * the HTML standard reads its content, "5; url=/next"). Each is resolved against the document's
+ * the HTML standard reads its content, "5; url=/next"), or a Refresh
+ * header given to sieve_links_refresh(). Each is resolved against the document's
  * base URL - the page URL, or the href of the first <base> element that has one, for the links that
  * come after it (a streaming parser cannot go back to the links before it) - and canonicalized with
  * the sieve_canon given in the options, so the callback receives URLs ready for the frontier.
@@ -129,7 +130,8 @@ typedef struct sieve_link {
                               decoded, NUL-terminated; NULL when too long */
     size_t raw_len;
     const char *tag; /* "a", "area", "frame", "iframe", or "meta" (a refresh's
-                        URL: <meta http-equiv=refresh content="0; url=...">) */
+                        URL: <meta http-equiv=refresh content="0; url=...">, or
+                        the Refresh header's) */
     bool nofollow;   /* rel had "nofollow" (only with follow_nofollow) */
     uint64_t key;    /* the link's memo key, or 0 when it has none (a
                         link written with leading blanks, or too long) */
@@ -197,6 +199,15 @@ SIEVE_API void sieve_links_global_init(void);
  * sieve_canon_url() for page_url; SIEVE_ENOMEM. */
 SIEVE_API int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_opts *opts,
                               sieve_link_fn fn, void *ctx);
+
+/* The value (len bytes, "5; url=/next") of the page's Refresh response
+ * header, read as the <meta http-equiv="refresh"> it stands for: a URL it
+ * names is delivered at once, as a link of tag "meta", under the page URL
+ * as base. Call it before the first feed. Returns SIEVE_OK (whether or
+ * not the value names a URL); SIEVE_EINVAL for a NULL lx, or a NULL value
+ * with len; SIEVE_ESTATE after sieve_links_finish(); SIEVE_ENOMEM, which
+ * abandons the page as sieve_links_feed() does. */
+SIEVE_API int sieve_links_refresh(sieve_links *lx, const char *value, size_t len);
 
 /* Parses the next len bytes of the page; links complete in them are
  * delivered before it returns. Chunks may split anything, even a UTF-8

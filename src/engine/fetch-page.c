@@ -70,6 +70,15 @@ static bool robots_tag_nofollow(const char *v)
     return false;
 }
 
+/* A Refresh header sends the reader on as the page's own meta refresh
+ * would: its URL goes to the extractor, as the page's first link. */
+static void offer_refresh(xfer *x)
+{
+    struct curl_header *h;
+    if (curl_easy_header(x->easy, "Refresh", 0, CURLH_HEADER, -1, &h) == CURLHE_OK)
+        x->parse_rc = sieve_links_refresh(x->lx, h->value, strlen(h->value));
+}
+
 /* Any X-Robots-Tag header of the response that says nofollow to us. */
 static bool headers_say_nofollow(CURL *e)
 {
@@ -112,6 +121,8 @@ static void page_begin(xfer *x)
         lo.charset = NULL;
         x->parse_rc = sieve_links_new(&x->lx, x->url, &lo, on_link, x);
     }
+    if (x->parse_rc == SIEVE_OK)
+        offer_refresh(x);
 }
 
 static size_t page_body(xfer *x, const char *data, size_t n)

@@ -709,6 +709,25 @@ static int feed_bytes(sieve_links *lx, const char *data, size_t len)
     return SIEVE_OK;
 }
 
+int sieve_links_refresh(sieve_links *lx, const char *value, size_t len)
+{
+    if (!lx || (!value && len))
+        return SIEVE_EINVAL;
+    if (lx->finished)
+        return SIEVE_ESTATE;
+    if (lx->err || lx->stopped)
+        return lx->err;
+    char *content = strndup(value ? value : "", len);
+    if (!content)
+        return lx->err = SIEVE_ENOMEM;
+    /* The meta tag the header stands for, read where the page's are. */
+    const xmlChar *atts[] = {BAD_CAST "http-equiv", BAD_CAST "refresh", BAD_CAST "content",
+                             BAD_CAST content, NULL};
+    on_start(lx, BAD_CAST "meta", atts);
+    free(content);
+    return lx->err;
+}
+
 int sieve_links_feed(sieve_links *lx, const void *data, size_t len)
 {
     if (!lx || (!data && len))
