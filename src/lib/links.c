@@ -630,8 +630,10 @@ void lx_parse(sieve_links *lx, const char *p, size_t len, int terminate)
         if (bad < len) {
             if (bad > 0)
                 parse_piece(lx, p, bad, 0);
+            if (lx->err)
+                return;
             in = lx->ctxt->input;
-            if (!lx->err && in && in->buf && !in->buf->encoder)
+            if (in && in->buf && !in->buf->encoder)
                 xmlSwitchEncoding(lx->ctxt, XML_CHAR_ENCODING_8859_1);
             p += bad;
             len -= bad;
