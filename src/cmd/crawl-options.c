@@ -175,7 +175,8 @@ static const opt_def crawl_opts[] = {
      .help = "after the first SIGINT or SIGTERM, seconds the transfers in flight get to finish"},
 
     {"retries", 0, OPT_COUNT, "N", F(eng.retries), RANGE(0, 7), .section = sec_fetching,
-     .help = "tries again after a connection failure, a timeout, 429, 500, 502, 503 or 504"},
+     .help = "tries again after a connection failure, a timeout, 429, 500, 502, 503 or 504 "
+             "(robots.txt too, its host's URLs waiting)"},
     {"retry-wait", 0, OPT_SECONDS, "S", F(eng.retry_wait_s), RANGE(0, DAY_S),
      .flags = OPTF_MIN_OPEN, .section = sec_fetching,
      .help = "wait before a URL's first retry; doubled for each retry after, with jitter"},
