@@ -169,11 +169,10 @@ struct sieve_links {
     struct href_table hrefs;      /* this page's hrefs, canonicalized */
     const sieve_links_memo *memo; /* links handled before, by key */
     uint64_t seed[MEMO_KINDS];    /* the base's parts, hashed, by href kind */
-    /* A UTF-8 sequence open at the end of the bytes last handed (see
-     * lx_parse()): continuation bytes owed, the value so far, the least
-     * value its length may encode. */
-    unsigned char u8_need;
-    uint32_t u8_val, u8_min;
+    /* A UTF-8 sequence the end of the bytes last handed cut off, waiting
+     * for the rest (see lx_parse()). */
+    unsigned char u8_cut[4];
+    size_t u8_cut_len;
     const xmlCharEncodingHandler *enc_seen; /* the converter last checked */
     bool enc_keeps_ascii;                   /* and whether it keeps ASCII */
     sieve_links_stats st;
@@ -188,6 +187,32 @@ void lx_memo_seeds(sieve_links *lx);
 /* links-href.c: a page's table emptied (its memory kept), or freed. */
 void lx_hrefs_clear(struct href_table *t);
 void lx_hrefs_free(struct href_table *t);
+
+/* The length of a UTF-8 sequence that starts with lead byte c, or 0 for
+ * a byte that starts none (libxml2 2.9 reads at most four bytes). */
+static inline size_t lx_utf8_len(unsigned c)
+{
+    return c < 0xc0 || c >= 0xf8 ? 0 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+}
+
+/* Length of the UTF-8 sequence at p as libxml2's reader accepts it (no
+ * overlong form, at most four bytes), or 0 for one it would take for a
+ * sign of another charset, or that len cuts off. Inline: the squeeze
+ * calls it for every byte from 0x80 up that it skips. */
+static inline size_t lx_utf8_seq(const unsigned char *p, size_t len)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    size_t n = lx_utf8_len(p[0]);
+    if (n == 0 || len < n)
+        return 0;
+    uint32_t v = p[0] & (0x7fu >> n);
+    for (size_t k = 1; k < n; k++) {
+        if ((p[k] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (p[k] & 0x3fu);
+    }
+    return v >= least[n] ? n : 0;
+}
 
 /* links.c: one call into libxml2 (see its comment there). */
 void lx_parse(sieve_links *lx, const char *p, size_t len, int terminate);

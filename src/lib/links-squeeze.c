@@ -79,25 +79,6 @@ static size_t ascii_run(const unsigned char *p, size_t len)
     return i;
 }
 
-/* Length of the UTF-8 sequence at p as libxml2's reader accepts it (no
- * overlong form, at most four bytes), or 0 for one it would take for a
- * sign of another charset, or that len cuts off. */
-static size_t utf8_seq(const unsigned char *p, size_t len)
-{
-    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
-    unsigned c = p[0];
-    size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-    if (c < 0xc0 || c >= 0xf8 || len < n)
-        return 0;
-    uint32_t v = c & (0x7fu >> n);
-    for (size_t k = 1; k < n; k++) {
-        if ((p[k] & 0xc0) != 0x80)
-            return 0;
-        v = v << 6 | (p[k] & 0x3fu);
-    }
-    return v >= least[n] ? n : 0;
-}
-
 /* Length of the text at s that libxml2 would only read as characters. */
 static size_t text_run(const char *s, size_t len)
 {
@@ -107,7 +88,7 @@ static size_t text_run(const char *s, size_t len)
         i += ascii_run(p + i, len - i);
         if (i == len || p[i] == '<')
             return i;
-        size_t n = utf8_seq(p + i, len - i);
+        size_t n = lx_utf8_seq(p + i, len - i);
         if (n == 0)
             return i;
         i += n;
@@ -248,7 +229,7 @@ static size_t utf8_run(const unsigned char *p, size_t len)
             i++;
         if (i == len)
             return i;
-        size_t n = utf8_seq(p + i, len - i);
+        size_t n = lx_utf8_seq(p + i, len - i);
         if (n == 0)
             return i;
         i += n;

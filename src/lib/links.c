@@ -580,38 +580,58 @@ static void parse_piece(sieve_links *lx, const char *p, size_t len, int terminat
     lx->flush_at = pending > STAGE_MIN ? pending : STAGE_MIN;
 }
 
-/* Where libxml2 2.9 would meet the first byte that is not UTF-8 in the
- * len bytes at p: the offset of the sequence it cannot read (0 also for
- * one begun in the bytes before), or len for none; a sequence left open
- * at the end is remembered. As htmlCurrentChar() reads: a stray
- * continuation byte, a lead byte from 0xF8, a missing continuation and an
- * overlong form are not UTF-8; surrogates and values past U+10FFFF pass. */
+/* Whether the n bytes at p are all UTF-8 continuation bytes. */
+static bool continuations(const unsigned char *p, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if ((p[k] & 0xc0) != 0x80)
+            return false;
+    return true;
+}
+
+/* Where libxml2 2.9 would meet the first byte that is not UTF-8
+ * (lx_utf8_seq()) in the len bytes at p: the offset of the sequence it
+ * cannot read (0 also for one begun in the bytes before), or len for
+ * none. A sequence that the end of p cuts off waits in lx->u8_cut for
+ * the bytes that complete it. */
 static size_t first_not_utf8(sieve_links *lx, const unsigned char *p, size_t len)
 {
-    size_t i = 0, start = 0; /* where the open sequence began in p */
+    size_t i = 0;
+    if (lx->u8_cut_len > 0) {
+        unsigned char seq[4];
+        size_t had = lx->u8_cut_len, want = lx_utf8_len(lx->u8_cut[0]);
+        size_t take = want - had < len ? want - had : len;
+        memcpy(seq, lx->u8_cut, had);
+        memcpy(seq + had, p, take);
+        lx->u8_cut_len = 0;
+        if (had + take < want && continuations(seq + 1, had + take - 1)) {
+            memcpy(lx->u8_cut, seq, had + take);
+            lx->u8_cut_len = had + take;
+            return len;
+        }
+        if (lx_utf8_seq(seq, had + take) != want)
+            return 0;
+        i = take;
+    }
     while (i < len) {
-        if (lx->u8_need == 0) {
-            uint64_t w;
-            while (i + 8 <= len && (memcpy(&w, p + i, 8), (w & UINT64_C(0x8080808080808080)) == 0))
-                i += 8;
-            while (i < len && p[i] < 0x80)
-                i++;
-            if (i == len)
-                break;
-            unsigned c = p[i];
-            if (c < 0xC0 || c >= 0xF8)
-                return i;
-            lx->u8_need = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : 1;
-            lx->u8_val = c & (0x3Fu >> lx->u8_need);
-            lx->u8_min = lx->u8_need == 1 ? 0x80 : lx->u8_need == 2 ? 0x800 : 0x10000;
-            start = i++;
+        uint64_t w;
+        while (i + 8 <= len && (memcpy(&w, p + i, 8), (w & UINT64_C(0x8080808080808080)) == 0))
+            i += 8;
+        while (i < len && p[i] < 0x80)
+            i++;
+        if (i == len)
+            break;
+        size_t n = lx_utf8_seq(p + i, len - i);
+        if (n > 0) {
+            i += n;
             continue;
         }
-        if ((p[i] & 0xC0) != 0x80)
-            return start;
-        lx->u8_val = lx->u8_val << 6 | (p[i++] & 0x3Fu);
-        if (--lx->u8_need == 0 && lx->u8_val < lx->u8_min)
-            return start;
+        size_t want = lx_utf8_len(p[i]);
+        if (want == 0 || len - i >= want || !continuations(p + i + 1, len - i - 1))
+            return i;
+        memcpy(lx->u8_cut, p + i, len - i);
+        lx->u8_cut_len = len - i;
+        break;
     }
     return len;
 }
