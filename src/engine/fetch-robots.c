@@ -89,23 +89,6 @@ static bool why_unavailable(xfer *x, CURLcode result, bool answered, char *why, 
     return backoff_retryable(outcome, x->status);
 }
 
-static void unavailable(xfer *x, CURLcode result, bool answered)
-{
-    char why[ROBOTS_WHY_MAX / 2];
-    bool may_pass = why_unavailable(x, result, answered, why, sizeof why);
-    curl_off_t after = 0;
-    if (x->status > 0)
-        curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &after);
-    long status = x->status;
-    free(x->body);
-    x->body = NULL;
-    atomic_fetch_add(&x->c->n.robots_fetched, 1);
-    x->t.retried = gate_robots_again(x->c, &x->waiting, may_pass);
-    wire_end(x, result, false);
-    xfer_release(x);
-    gate_robots_failed(x->w, &x->waiting, why, x->t.retried, status, (double)after);
-}
-
 static void robots_finish(xfer *x, CURLcode result)
 {
     sieve_crawler *c = x->c;
@@ -117,7 +100,9 @@ static void robots_finish(xfer *x, CURLcode result)
     if (answered && follow(x, result))
         return;
     sieve_robots *rules = NULL;
-    bool parsed = false;
+    bool parsed = false, failed = false;
+    char why[ROBOTS_WHY_MAX / 2];
+    curl_off_t after = 0;
     if (answered && x->status >= 200 && x->status <= 299) {
         parsed = sieve_robots_parse(&rules, x->body, x->body_len, "sieve") == SIEVE_OK;
     } else if ((answered && x->status >= 400 && x->status <= 499 && x->status != 429) ||
@@ -126,10 +111,15 @@ static void robots_finish(xfer *x, CURLcode result)
          * each with a record that says so */
         sieve_robots_allow_all(&rules);
     } else {
-        /* 5xx, 429, a redirect loop or an unreachable server */
-        unavailable(x, result, answered);
-        return;
+        /* 5xx, 429, a redirect loop or an unreachable server: asked
+         * again, or the host is down for a while (gate.c) */
+        failed = true;
+        bool may_pass = why_unavailable(x, result, answered, why, sizeof why);
+        if (x->status > 0)
+            curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &after);
+        x->t.retried = gate_robots_again(c, &x->waiting, may_pass);
     }
+    long status = x->status;
     free(x->body);
     x->body = NULL;
     atomic_fetch_add(&c->n.robots_fetched, 1);
@@ -137,7 +127,10 @@ static void robots_finish(xfer *x, CURLcode result)
         sitemaps_seed(c, x->url, rules);
     wire_end(x, result, false);
     xfer_release(x);
-    gate_robots_known(x->w, &x->waiting, rules);
+    if (failed)
+        gate_robots_failed(x->w, &x->waiting, why, x->t.retried, status, (double)after);
+    else
+        gate_robots_known(x->w, &x->waiting, rules);
 }
 
 const xfer_kind xfer_robots = {
