@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   gcc clang libclang-rt-14-dev meson ninja-build pkg-config
   libcurl4-openssl-dev libxml2-dev libxxhash-dev check
-  libmicrohttpd-dev libpsl-dev zlib1g-dev libssl-dev
+  libmicrohttpd-dev libpsl-dev zlib1g-dev libdeflate-dev libssl-dev
   gnuplot-nox curl
 )
 # The tests' checkers (ajv for the records, warcio for the archives) come

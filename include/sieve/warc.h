@@ -60,8 +60,11 @@
  * header holds its length and digests, which are known only at its end, so
  * the block is hashed as it is fed and spooled - kept in memory up to
  * spool_memory bytes, then in an unlinked temporary file - and written
- * after its header at sieve_warc_fetch_end(). For .gz files the spool
- * holds the compressed bytes, and on their way to the compression threads
+ * after its header at sieve_warc_fetch_end(). For .gz files a block of
+ * up to spool_memory bytes is kept as fed and deflated whole at its end
+ * (libdeflate, faster than a stream), a larger one is deflated as it
+ * comes, so the spool holds up to spool_memory bytes as fed and as much
+ * compressed; on their way to the compression threads
  * the bytes take at most 32 KiB per fetch being fed plus gzip_queue_bytes
  * for the whole archive.
  *
@@ -150,7 +153,7 @@ typedef enum sieve_warc_mode {
 #define SIEVE_WARC_GZIP_LEVEL 6
 
 /* gzip_threads: one compression thread per online core. A thread
- * deflates about 40 MB/s at level 6, and a crawl's workers, one per core,
+ * deflates about 60 MB/s at level 6, and a crawl's workers, one per core,
  * receive pages faster than that; as many threads as workers compress as
  * fast as the workers did when each compressed its own pages. */
 #define SIEVE_WARC_GZIP_THREADS 0

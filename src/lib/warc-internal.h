@@ -102,10 +102,17 @@ char *warc_dir_of(const char *path);
  * compression of a 7 KB page. A stream is taken when a block starts and
  * given back, reset, when it ends; the pool keeps as many as were ever in
  * use at once. Thread-safe. */
+typedef struct warc_zfree {
+    void **v;
+    size_t n, cap;
+} warc_zfree;
+
 typedef struct warc_zpool {
     pthread_mutex_t lock;
-    z_stream **free;
-    size_t n, cap;
+    warc_zfree streams; /* z_stream *, reset */
+    /* libdeflate's compressors, for blocks deflated whole (warc-spool.c),
+     * kept the same way: one costs some hundreds of kilobytes to set up. */
+    warc_zfree whole;
     int level, window_bits, mem_level;
 } warc_zpool;
 
@@ -126,7 +133,11 @@ typedef struct warc_spool {
     uint64_t size;    /* stored bytes, memory and file */
     const char *dir;  /* for the temporary file */
     warc_zpool *pool; /* gzip: where the deflate stream comes from; NULL: raw */
-    z_stream *z;
+    /* gzip: the block as fed, while it fits the limit, to be deflated
+     * whole at the end; past the limit it goes through z instead */
+    unsigned char *raw;
+    size_t raw_len, raw_cap;
+    z_stream *z;  /* gzip, streaming: the block's deflate stream */
     uint32_t crc; /* of the bytes fed (gzip) */
     uint64_t fed; /* bytes fed */
     bool finished;
