@@ -1669,11 +1669,10 @@ START_TEST(big_body_gzip)
 }
 END_TEST
 
-/* A .gz block that fits the spool is deflated whole at its end, one that
- * outgrows it is streamed (the bytes kept so far first), and one that
- * fits but might not shrink to fit is streamed too: blocks on either side
- * of the limit, text and random bytes, at once and in pieces that cross
- * it, all read back whole with their digests. */
+/* A .gz block that fits the spool is kept and deflated with its header,
+ * one that outgrows it is streamed (the bytes kept so far first): blocks
+ * on either side of the limit, text and random bytes, at once and in
+ * pieces that cross it, all read back whole with their digests. */
 static void blocks_at_the_limit(bool gzip_inline)
 {
     make_dir();

@@ -61,10 +61,11 @@
  * the block is hashed as it is fed and spooled - kept in memory up to
  * spool_memory bytes, then in an unlinked temporary file - and written
  * after its header at sieve_warc_fetch_end(). For .gz files a block of
- * up to spool_memory bytes is kept as fed and deflated whole at its end
- * (libdeflate, faster than a stream), a larger one is deflated as it
- * comes, so the spool holds up to spool_memory bytes as fed and as much
- * compressed; on their way to the compression threads
+ * up to spool_memory bytes is kept as fed and deflated with its header
+ * once that is made (libdeflate, faster than a stream), a larger one is
+ * deflated as it comes, so a record holds up to spool_memory bytes as fed
+ * and about as much again while it is deflated; on their way to the
+ * compression threads
  * the bytes take at most 32 KiB per fetch being fed plus gzip_queue_bytes
  * for the whole archive.
  *

@@ -127,7 +127,8 @@ void warc_zpool_free(warc_zpool *p);
  * deflate body of a gzip member, see warc-spool.c), kept in memory up to
  * a limit and in an unlinked temporary file beyond it. */
 typedef struct warc_spool {
-    unsigned char *mem; /* in memory, or the file's write buffer */
+    unsigned char *mem; /* in memory, or the file's write buffer; a kept
+                         * block's scratch (warc_gzip_member) */
     size_t mem_len, mem_cap, limit;
     int fd;           /* -1 while everything is in memory */
     uint64_t size;    /* stored bytes, memory and file */
@@ -138,16 +139,18 @@ typedef struct warc_spool {
     unsigned char *raw;
     size_t raw_len, raw_cap;
     z_stream *z;  /* gzip, streaming: the block's deflate stream */
-    uint32_t crc; /* of the bytes fed (gzip) */
+    uint32_t crc; /* gzip, streaming: of the bytes fed */
     uint64_t fed; /* bytes fed */
     bool finished;
+    bool whole; /* gzip: finished with the block kept, to be deflated with its header */
 } warc_spool;
 
 /* dir and pool are kept by reference; pool NULL stores the block raw. */
 void warc_spool_init(warc_spool *s, const char *dir, size_t limit, warc_zpool *pool);
 /* SIEVE_OK, SIEVE_EIO or SIEVE_ENOMEM. */
 int warc_spool_write(warc_spool *s, const void *data, size_t len);
-/* Ends the deflate stream (gzip) and gives it back; then the spool is
+/* Ends the block: a gzip spool's deflate stream is finished and given
+ * back, or its kept block waits for warc_gzip_member(). Then the spool is
  * read-only. */
 int warc_spool_finish(warc_spool *s);
 /* Appends the stored bytes at fd's position with write(2). SIEVE_OK or
@@ -163,12 +166,14 @@ void warc_spool_reuse(warc_spool *s, size_t keep);
 #define WARC_HEAD_WINDOW_BITS 10
 #define WARC_HEAD_MEM_LEVEL   2
 
-/* One gzip member made of a compressed header and a spool's deflate body:
- * the member's first part (gzip header and deflated text, flushed to a
- * byte boundary, with a stream from heads) goes into out; the trailer
- * into trailer[8]. */
-int warc_gzip_head(const char *text, size_t len, warc_zpool *heads, const warc_spool *body,
-                   warc_buf *out, unsigned char trailer[8]);
+/* One gzip member of a WARC header (text) and a finished spool's block;
+ * the trailer goes into trailer[8]. A kept block (body->whole) is
+ * deflated with the text, and the whole member but its trailer goes into
+ * out, the spool storing nothing. A streamed one is the spool's deflate
+ * body: out gets the member's first part (gzip header and the text
+ * deflated with a stream from heads, flushed to a byte boundary). */
+int warc_gzip_member(const char *text, size_t len, warc_zpool *heads, warc_spool *body,
+                     warc_buf *out, unsigned char trailer[8]);
 
 /* ---- warc-zq.c ---- */
 

@@ -11,17 +11,23 @@
  * into the archive with copy_file_range(), which moves the bytes inside
  * the kernel (or shares extents on filesystems that can).
  *
- * For .gz archives the spool holds the block deflated, by whichever thread
- * runs the record's jobs (warc.c). A block that fits the limit (the common
- * page) is kept as fed and deflated whole when it ends, by libdeflate:
- * at the same level and about the same size, it took 0.7 times zlib's CPU
- * at level 6 and half at level 1 on 7 KB pages (bench/results/warc.txt),
- * and compression is most of what a .gz archive costs a crawl. A block
- * that outgrows the limit goes through a zlib stream from then on, the
- * bytes kept so far first, so a 10 MiB body still costs the limit's
- * memory and a stream's. A record must be one gzip member,
- * and its header (known last) comes first in it, so the member is built
- * from two raw deflate streams, as pigz joins its pieces:
+ * For .gz archives a record must be one gzip member, and its header
+ * (known last) comes first in it. A block that fits the limit (the common
+ * page) is kept as fed, and once its header is made the two are deflated
+ * together, in one call to libdeflate:
+ *
+ *     gzip header (10 bytes), deflate(WARC header, block, CRLF CRLF),
+ *     CRC-32 and length mod 2^32
+ *
+ * At the same level and about the same size, libdeflate took 0.7 times
+ * zlib's CPU at level 6 and half at level 1 on 7 KB pages, and zlib spent
+ * on each 550-byte header almost a quarter of what libdeflate spends on a
+ * 7 KB page, as it builds its Huffman trees for every block
+ * (bench/results/warc.txt, sets 27 to 29). A block that outgrows the
+ * limit goes through a zlib stream as it is fed, the bytes kept so far
+ * first, so a 10 MiB body still costs the limit's memory and a stream's;
+ * its member is built from two raw deflate streams, as pigz joins its
+ * pieces:
  *
  *     gzip header (10 bytes)
  *     deflate(WARC header)   flushed with Z_SYNC_FLUSH: byte-aligned, not final
@@ -30,8 +36,10 @@
  *
  * An inflater reads the blocks of both streams in turn; the second stream
  * never refers back into the first, which is allowed and simply unused.
- * Only the small header is compressed at the end, so appending a finished
- * record holds the archive's lock for a copy, never for compression.
+ * A record is framed before the archive's lock is taken, so appending it
+ * holds the lock for a copy; only a fetch framed against a file that a
+ * rotation then closed is framed (and a kept block deflated) again under
+ * the lock.
  *
  * Deflate streams are pooled (warc_zpool): deflateInit2() and deflateEnd()
  * per record made the allocator map and unmap a quarter megabyte each
@@ -263,6 +271,8 @@ static int z_start(warc_spool *s)
 /* Deflates bytes into the block's stream. */
 static int stream_in(warc_spool *s, const unsigned char *p, size_t len)
 {
+    if (len)
+        s->crc = libdeflate_crc32(s->crc, p, len);
     while (len) {
         size_t n = len < DEFLATE_IN_MAX ? len : DEFLATE_IN_MAX;
         int rc = deflate_some(s, p, n, Z_NO_FLUSH);
@@ -304,33 +314,11 @@ int warc_spool_write(warc_spool *s, const void *data, size_t len)
         return store(s, data, len);
     if (!len)
         return SIEVE_OK;
-    s->crc = libdeflate_crc32(s->crc, data, len);
     s->fed += len;
     if (!s->z && s->raw_len + len <= s->limit)
         return keep_raw(s, data, len);
     int rc = s->z ? SIEVE_OK : start_streaming(s);
     return rc ? rc : stream_in(s, data, len);
-}
-
-/* Deflates the kept block whole into the memory buffer: true when done,
- * false when it could not be (no compressor, or a block that may not
- * shrink enough to fit the limit), and the stream takes it. */
-static bool deflate_whole(warc_spool *s)
-{
-    struct libdeflate_compressor *c = whole_get(s->pool);
-    if (!c)
-        return false;
-    size_t bound = libdeflate_deflate_compress_bound(c, s->raw_len);
-    size_t n = 0;
-    if (bound <= s->limit && reserve(s, bound) == SIEVE_OK)
-        n = libdeflate_deflate_compress(c, s->raw, s->raw_len, s->mem, bound);
-    whole_put(s->pool, c);
-    if (n == 0)
-        return false;
-    s->mem_len = n;
-    s->size = n;
-    s->raw_len = 0;
-    return true;
 }
 
 int warc_spool_finish(warc_spool *s)
@@ -340,11 +328,11 @@ int warc_spool_finish(warc_spool *s)
     s->finished = true;
     int rc = SIEVE_OK;
     if (s->pool) {
-        if (!s->z && deflate_whole(s))
-            return SIEVE_OK; /* all in memory: no file to flush */
-        rc = s->z ? SIEVE_OK : start_streaming(s);
-        if (!rc)
-            rc = deflate_some(s, NULL, 0, Z_FINISH);
+        if (!s->z) {
+            s->whole = true; /* deflated with its header (warc_gzip_member) */
+            return SIEVE_OK;
+        }
+        rc = deflate_some(s, NULL, 0, Z_FINISH);
         warc_zpool_put(s->pool, s->z);
         s->z = NULL;
     }
@@ -430,11 +418,50 @@ void warc_spool_reuse(warc_spool *s, size_t keep)
     s->raw_cap = raw_cap;
 }
 
-int warc_gzip_head(const char *text, size_t len, warc_zpool *heads, const warc_spool *body,
-                   warc_buf *out, unsigned char trailer[8])
+/* Magic, deflate, no flags, no time, no extra flags, Unix. */
+static const unsigned char gz[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+
+/* The member of a kept block: its header and block deflated together.
+ * The spool's buffer, unused while the block is kept, holds the two side
+ * by side for libdeflate, which takes one buffer; the block stays kept,
+ * should the record be framed again. */
+static int whole_member(const char *text, size_t len, warc_spool *s, warc_buf *out,
+                        unsigned char trailer[8])
 {
-    /* Magic, deflate, no flags, no time, no extra flags, Unix. */
-    static const unsigned char gz[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    size_t total = len + s->raw_len;
+    int rc = grow(&s->mem, &s->mem_cap, total, total);
+    if (rc)
+        return rc;
+    memcpy(s->mem, text, len);
+    if (s->raw_len)
+        memcpy(s->mem + len, s->raw, s->raw_len);
+    struct libdeflate_compressor *c = whole_get(s->pool);
+    if (!c)
+        return SIEVE_ENOMEM;
+    size_t bound = libdeflate_deflate_compress_bound(c, total);
+    out->len = 0;
+    rc = warc_buf_add(out, gz, sizeof gz);
+    if (!rc)
+        rc = warc_buf_add(out, NULL, bound);
+    if (!rc) {
+        out->len -= bound;
+        size_t n = libdeflate_deflate_compress(c, s->mem, total, out->data + out->len, bound);
+        out->len += n;
+        rc = n ? SIEVE_OK : SIEVE_ENOMEM;
+    }
+    whole_put(s->pool, c);
+    if (rc)
+        return rc;
+    le_put32(trailer, libdeflate_crc32(0, s->mem, total));
+    le_put32(trailer + 4, (uint32_t)total);
+    return SIEVE_OK;
+}
+
+int warc_gzip_member(const char *text, size_t len, warc_zpool *heads, warc_spool *body,
+                     warc_buf *out, unsigned char trailer[8])
+{
+    if (body->whole)
+        return whole_member(text, len, body, out, trailer);
     out->len = 0;
     int rc = warc_buf_add(out, gz, sizeof gz);
     if (rc)

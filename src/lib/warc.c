@@ -156,7 +156,7 @@ int warc_rec_frame(sieve_warc *w, struct rec *r, const warc_buf *text)
         r->out.len = 0;
         return warc_buf_add(&r->out, text->data, text->len);
     }
-    return warc_gzip_head(text->data, text->len, &w->heads, &r->spool, &r->out, r->gz_trailer);
+    return warc_gzip_member(text->data, text->len, &w->heads, &r->spool, &r->out, r->gz_trailer);
 }
 
 /* ---- records of a fetch ---- */
