@@ -1625,6 +1625,13 @@ static void big_body(bool gz)
     sieve_warc_fetch_info fi = {.target_uri = "http://127.0.0.1:8917/big",
                                 .ip_address = "127.0.0.1"};
     sieve_warc_fetch *f;
+    /* A block past the spool's memory streams through a deflate state
+     * that the archive keeps for the next one: one such block first, so
+     * that what follows measures the big body alone. */
+    fetch_spec warm = {.url = "http://127.0.0.1:8917/warm", .body = body, .body_len = 300 << 10};
+    sieve_warc_fetch_result warm_res;
+    if (gz)
+        ck_assert_int_eq(put_fetch(w, &warm, &warm_res), SIEVE_OK);
     size_t before = heap_in_use();
     ck_assert_int_eq(sieve_warc_fetch_begin(w, &fi, &f), SIEVE_OK);
     const char *req = "GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
@@ -1641,13 +1648,10 @@ static void big_body(bool gz)
     sieve_warc_fetch_result res;
     ck_assert_int_eq(sieve_warc_fetch_end(f, NULL, &res), SIEVE_OK);
     size_t after = heap_in_use();
-    /* The spool's 256 KiB, a deflate state (about 270 KiB) and digests.
-     * After: the deflate stream stays pooled for the next big block (the
-     * warcinfo record's, deflated whole, did not take one). */
+    /* The spool's 256 KiB, a deflate state (about 270 KiB) and digests. */
     ck_assert_msg(peak < before + (1u << 20), "heap grew by %zu bytes while streaming",
                   peak - before);
-    size_t kept = gz ? (320u << 10) : (64u << 10);
-    ck_assert_msg(after < before + kept, "heap kept %zu bytes", after - before);
+    ck_assert_msg(after < before + (64u << 10), "heap kept %zu bytes", after - before);
     fetch_spec s = {.url = fi.target_uri, .body = body, .body_len = BODY};
     check_response(&res, &s, gz);
     ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);

@@ -64,7 +64,8 @@
  * up to spool_memory bytes is kept as fed and deflated with its header
  * once that is made (libdeflate, faster than a stream), a larger one is
  * deflated as it comes, so a record holds up to spool_memory bytes as fed
- * and about as much again while it is deflated; on their way to the
+ * and, while it is deflated, twice as much again (the block beside its
+ * header for libdeflate, and the output); on their way to the
  * compression threads
  * the bytes take at most 32 KiB per fetch being fed plus gzip_queue_bytes
  * for the whole archive.
