@@ -206,7 +206,7 @@ typedef struct warc_zq_stats {
     uint64_t full_waits;   /* pushes that waited for room */
     uint64_t full_wait_ns; /* how long they waited, together */
     uint64_t end_wait_ns;  /* time spent in warc_zq_wait() for a stream's jobs */
-    uint64_t cpu_ns;       /* CPU time the threads spent running jobs */
+    uint64_t cpu_ns;       /* CPU time of the threads, waits included */
 } warc_zq_stats;
 
 /* Starts threads (at least 1) running fn(ctx, ...) over at most bound
