@@ -7,24 +7,27 @@
  * transfers. So the embedder may hold the record: the worker copies the
  * record, the transfer and the URL out of the slot, frees the slot, and
  * goes on; the release (from the archive's thread) puts the hold on the
- * worker's list and wakes its curl_multi_poll(); the worker then hands
+ * worker's list and, if the worker sleeps in curl_multi_poll(), wakes
+ * it; a worker that is awake finds the list before it sleeps. It hands
  * the record to on_record and reports the URL done, as it would have at
  * the transfer's end. The order a kill must find - links pushed, the
  * embedder's records written, the record written, the URL done - is
  * kept: the links were pushed before the transfer's end, and the rest
  * happens after the release.
  *
- * The worker's hold lock guards each hold's released and stashed flags
- * and the list of released holds; the releaser wakes the worker under
- * it, so a worker that has seen its last hold come back (and may exit
- * and free its curl handle) is never woken after. The copy is made only
+ * The worker's hold lock guards each hold's released and stashed flags,
+ * the list of released holds and whether the worker sleeps; the releaser
+ * wakes the worker under it, so a worker that has seen its last hold
+ * come back (and may exit and free its curl handle) is never woken
+ * after. Waking only a sleeping worker, and once, matters with a .gz
+ * archive, whose threads release a hold for each page: woken for each,
+ * the workers made as many writes and reads of curl's wakeup socket. The
+ * copy is made only
  * when the release has not come yet: an archive that writes at once
  * releases inside on_transfer_end, and that record goes out from the
  * slot as if there were no hold. An archive that appends a worker's
  * fetches together releases their holds in on_wait, on the worker's own
- * thread, just before the worker delivers what was released: there a
- * release does not wake the worker, which costs a write and a turn of
- * its loop. */
+ * thread, just before the worker delivers what was released. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,10 +88,13 @@ void sieve_crawl_hold_release(sieve_crawl_hold *h, int status)
     h->status = status;
     if (h->stashed) {
         push_released(w, h);
-        /* A worker in on_wait delivers its released holds next, before
-         * it waits: waking it would only cost it a turn of its loop. */
-        if (!w->in_on_wait)
+        /* Only a sleeping worker is woken, once: an awake one delivers
+         * what was released before it sleeps again (hold_sleep()), and a
+         * wakeup would cost it a write, a read and a turn of its loop. */
+        if (w->asleep) {
+            w->asleep = false;
             worker_wake(w);
+        }
     }
     pthread_mutex_unlock(&w->hold_lock);
 }
@@ -178,6 +184,22 @@ void hold_keep(xfer *x, const char *final_url, const char *error, sieve_crawl_ou
     h->stashed = true;
     if (h->released)
         push_released(w, h);
+    pthread_mutex_unlock(&w->hold_lock);
+}
+
+bool hold_sleep(worker *w)
+{
+    pthread_mutex_lock(&w->hold_lock);
+    bool sleep = w->released == NULL;
+    w->asleep = sleep;
+    pthread_mutex_unlock(&w->hold_lock);
+    return sleep;
+}
+
+void hold_awake(worker *w)
+{
+    pthread_mutex_lock(&w->hold_lock);
+    w->asleep = false;
     pthread_mutex_unlock(&w->hold_lock);
 }
 

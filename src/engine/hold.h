@@ -12,6 +12,14 @@
  * hands them to the worker (hold_deliver()). */
 void hold_keep(xfer *x, const char *final_url, const char *error, sieve_crawl_outcome outcome);
 
+/* On the worker's thread, before it waits in curl: false when a hold was
+ * released meanwhile (deliver it instead of waiting); else true, and the
+ * next release wakes the worker, until hold_awake(). */
+bool hold_sleep(worker *w);
+
+/* On the worker's thread, after its wait: releases no longer wake it. */
+void hold_awake(worker *w);
+
 /* On the worker's thread: delivers the records whose holds were
  * released, then reports their URLs done, in that order; returns how
  * many. */

@@ -320,23 +320,19 @@ static bool room_for_more(worker *w)
 static bool before_wait(worker *w)
 {
     sieve_crawler *c = w->c;
-    if (c->cb.on_wait != NULL) {
-        pthread_mutex_lock(&w->hold_lock);
-        w->in_on_wait = true;
-        pthread_mutex_unlock(&w->hold_lock);
+    if (c->cb.on_wait != NULL)
         c->cb.on_wait(c->ud, w->index);
-        pthread_mutex_lock(&w->hold_lock);
-        w->in_on_wait = false;
-        pthread_mutex_unlock(&w->hold_lock);
-    }
     return hold_deliver(w) > 0;
 }
 
-/* Waits in curl for the worker's transfers, a wakeup or ms. */
+/* Waits in curl for the worker's transfers, a wakeup or ms; not when a
+ * record came back meanwhile (the loop delivers it first). */
 static void wait_events(worker *w, int ms)
 {
-    if (!before_wait(w))
-        curl_multi_poll(w->multi, NULL, 0, ms, NULL);
+    if (before_wait(w) || !hold_sleep(w))
+        return;
+    curl_multi_poll(w->multi, NULL, 0, ms, NULL);
+    hold_awake(w);
 }
 
 void *worker_run(void *arg)

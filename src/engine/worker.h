@@ -28,7 +28,7 @@ struct worker {
     unsigned held;
     pthread_mutex_t hold_lock;
     sieve_crawl_hold *released, *released_tail;
-    bool in_on_wait; /* in the embedder's on_wait: a release needs no wakeup */
+    bool asleep; /* in curl_multi_poll(), none released: a release wakes it */
 };
 
 /* A worker thread's stack: glibc's usual default (8 MiB, from the
