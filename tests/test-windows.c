@@ -280,6 +280,75 @@ START_TEST(a_host_with_urls_set_aside_is_never_forgotten)
 }
 END_TEST
 
+/* ---- retries past their share of the budget ---- */
+
+enum { RETRIES = 2000 };
+
+/* Pops what is ready for up to wait_s, each URL r%d.test once (got) and
+ * done; returns how many. */
+static int pop_retried(sieve_frontier *f, char *got, double wait_s)
+{
+    char buf[128];
+    sieve_url u;
+    int n = 0;
+    while (sieve_frontier_pop(f, buf, sizeof buf, &u, wait_s) == SIEVE_OK) {
+        ck_assert_uint_lt(u.depth, RETRIES);
+        ck_assert_msg(!got[u.depth], "URL %u again", u.depth);
+        got[u.depth] = 1;
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+        n++;
+    }
+    return n;
+}
+
+/* An outage over many hosts: every URL, each of its own host, is given
+ * back for a retry. The retry heap takes an eighth of the budget; the
+ * rest wait on disk behind their hosts' other URLs, the hosts resting
+ * for the wait. None comes back before it, each comes back once after,
+ * and those not done by a checkpoint come back from it. */
+START_TEST(retries_past_their_share_wait_on_disk)
+{
+    sieve_frontier_config cfg = config(64 * 1024); /* 8 KiB of retries */
+    sieve_frontier *f;
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_OK);
+    for (int i = 0; i < RETRIES; i++) {
+        char url[64];
+        int n = snprintf(url, sizeof url, "http://r%d.test/", i);
+        ck_assert_int_eq(sieve_frontier_push(f, url, (size_t)n, (uint32_t)i), SIEVE_OK);
+    }
+    char buf[128];
+    sieve_url u;
+    for (int i = 0; i < RETRIES; i++) {
+        ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_OK);
+        ck_assert_int_eq(sieve_frontier_retry_later(f, &u, 0.5), SIEVE_OK);
+    }
+    sieve_frontier_stats st;
+    sieve_frontier_stats_get(f, &st);
+    ck_assert_uint_eq(st.queue_len, RETRIES);
+    ck_assert_uint_eq(st.in_flight, 0);
+    /* a waiting URL costs its entry (15 bytes at least) and 48 more */
+    ck_assert_uint_ge(st.deferred, RETRIES - 8192 / (15 + 48));
+    ck_assert_uint_lt(st.deferred, RETRIES);
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_EAGAIN);
+    static char got[RETRIES];
+    memset(got, 0, sizeof got);
+    usleep(600 * 1000);
+    int n = 0;
+    while (n < RETRIES / 2 && sieve_frontier_pop(f, buf, sizeof buf, &u, 0) == SIEVE_OK) {
+        ck_assert_msg(!got[u.depth], "URL %u again", u.depth);
+        got[u.depth] = 1;
+        ck_assert_int_eq(sieve_frontier_done(f, &u), SIEVE_OK);
+        n++;
+    }
+    ck_assert_int_eq(n, RETRIES / 2);
+    sieve_frontier_free(f); /* a checkpoint */
+    ck_assert_int_eq(sieve_frontier_open(&f, dir, &cfg), SIEVE_OK);
+    ck_assert_int_eq(pop_retried(f, got, 0.2), RETRIES - RETRIES / 2);
+    ck_assert_int_eq(sieve_frontier_pop(f, buf, sizeof buf, &u, 0), SIEVE_EDRAINED);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("windows");
@@ -290,6 +359,7 @@ int main(void)
     tcase_add_test(tc, a_kill_while_a_host_is_held_loses_nothing);
     tcase_add_test(tc, a_push_past_its_hosts_window_waits_on_disk);
     tcase_add_test(tc, a_host_with_urls_set_aside_is_never_forgotten);
+    tcase_add_test(tc, retries_past_their_share_wait_on_disk);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -172,7 +172,8 @@ typedef struct sieve_frontier_stats {
     int closed;           /* close() was called */
     uint64_t recovered;   /* URLs queued again by sieve_frontier_open() */
     uint64_t spilled;     /* of queue_len, URLs waiting in the journal, not in memory */
-    uint64_t deferred;    /* of queue_len, URLs set aside on disk behind their hosts' windows */
+    uint64_t deferred;    /* of queue_len, URLs set aside on disk behind their hosts' windows
+                             or past the retries' share of queue_memory */
 } sieve_frontier_stats;
 
 /* Fills cfg with the defaults. */
@@ -338,7 +339,11 @@ SIEVE_API int sieve_frontier_requeue_after(sieve_frontier *f, const sieve_url *u
  * goes back in front of the host's queue: to retry a URL after a failure
  * without holding up its host, whose other URLs go on meanwhile. The
  * waiting URL counts as queued (stats.queue_len; the crawl is not
- * drained) and is in the checkpoints of a durable frontier. u is checked
+ * drained) and is in the checkpoints of a durable frontier. With
+ * queue_memory, the URLs waiting so take at most an eighth of it: past
+ * that (an outage over many hosts) u waits on disk behind its host's
+ * other URLs instead (stats.deferred), and its host gives no URL for
+ * wait_s. u is checked
  * as done() checks it (SIEVE_ESTATE, nothing changed); it needs per-host
  * scheduling (else SIEVE_ESTATE); SIEVE_EINVAL for a negative wait;
  * SIEVE_ENOMEM leaves it in flight. Thread-safe. */

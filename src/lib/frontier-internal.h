@@ -46,6 +46,12 @@ typedef struct flight {
  * that a spill of one held host's URLs, all deferred, does not hold the
  * lock for long. */
 #define HEAD_SHARE 4
+/* The retry heap's share of queue_memory. Retries wait in memory, off
+ * their hosts, and an outage over many hosts would give back a few URLs
+ * of each: past this share a URL given back for a retry waits on disk
+ * behind its host's other URLs instead, and its host rests for the wait
+ * (docs/durable-frontier.md). */
+#define LATER_SHARE 8
 /* Slots made by new(), so that pops are quick from the first on. */
 #define FLIGHTS_INITIAL 64
 #define TICKET_SEED     FSTATE_URL_SEED /* one hash for the ticket and the journal */

@@ -403,9 +403,20 @@ int sieve_frontier_requeue(sieve_frontier *f, const sieve_url *u)
     return sieve_frontier_requeue_after(f, u, 0);
 }
 
+/* Whether the retry heap takes a URL of len bytes: always without runs
+ * to defer to (no budget: all of the queue is in memory anyway), else
+ * within its share of the budget. */
+static bool later_has_room(const sieve_frontier *f, size_t len)
+{
+    return f->runs == NULL || f->later.bytes + later_cost(len) <= f->budget / LATER_SHARE;
+}
+
 /* Takes a URL out of flight without a done(): back onto its host's queue,
  * to go after pause_s, or (off_host) into the retry heap, away from its
- * host, until pause_s has passed, its host free to give another URL. */
+ * host, until pause_s has passed, its host free to give another URL. When
+ * the heap is full the URL is set aside on disk behind its host's other
+ * URLs, and the host rests for pause_s instead: memory stays within the
+ * budget however many hosts fail at once. */
 static int put_back(sieve_frontier *f, const sieve_url *u, double pause_s, bool off_host)
 {
     if (f == NULL || u == NULL || u->url == NULL || !(pause_s >= 0))
@@ -423,6 +434,10 @@ static int put_back(sieve_frontier *f, const sieve_url *u, double pause_s, bool 
         rc = SIEVE_ESTATE;
     } else if (e == NULL) {
         rc = SIEVE_ENOMEM;
+    } else if (off_host && !later_has_room(f, entry_len(u))) {
+        rc = frontier_defer_locked(f, x->host, e, entry_len(u), u->depth);
+        if (rc == SIEVE_OK)
+            rc = hosts_rest(f->hosts, x->host, frontier_now_s(), pause_s);
     } else if (off_host) {
         rc = later_add(&f->later, frontier_now_s() + pause_s, x->host, e, entry_len(u), u->depth);
         if (rc == SIEVE_OK)

@@ -537,6 +537,18 @@ int hosts_return(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len
     return SIEVE_OK;
 }
 
+/* The host starts nothing before its delay, or pause_s if longer, has
+ * passed from now: later, never earlier (the heap moves it down). */
+static void rest(sieve_hosts *h, uint32_t host_id, double now, double pause_s)
+{
+    host_state *x = &h->host[host_id];
+    double wait = pause_s > x->delay ? pause_s : x->delay;
+    if (x->next_start < now + wait) {
+        x->next_start = now + wait;
+        heap_moved(h, host_id);
+    }
+}
+
 int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag,
                   double now, double pause_s)
 {
@@ -551,12 +563,17 @@ int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *entry, size_t le
         x->in_flight++;
         return rc;
     }
-    /* later, never earlier: the heap moves it down */
-    double wait = pause_s > x->delay ? pause_s : x->delay;
-    if (x->next_start < now + wait) {
-        x->next_start = now + wait;
-        heap_moved(h, host_id);
-    }
+    rest(h, host_id, now, pause_s);
+    return SIEVE_OK;
+}
+
+int hosts_rest(sieve_hosts *h, uint32_t host_id, double now, double pause_s)
+{
+    if (host_id >= h->nhosts || h->host[host_id].in_flight == 0)
+        return SIEVE_ESTATE;
+    h->host[host_id].in_flight--;
+    reconsider(h, host_id);
+    rest(h, host_id, now, pause_s);
     return SIEVE_OK;
 }
 

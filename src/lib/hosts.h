@@ -82,6 +82,12 @@ int hosts_return(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len
 int hosts_requeue(sieve_hosts *h, uint32_t host_id, const char *entry, size_t len, uint32_t tag,
                   double now, double pause_s);
 
+/* A popped URL of host_id went elsewhere unfetched (set aside on disk
+ * for a retry): it leaves the host's in-flight count, and the host starts
+ * nothing before its delay, or pause_s if longer, has passed from now.
+ * SIEVE_ESTATE for an unknown host or one with nothing in flight. */
+int hosts_rest(sieve_hosts *h, uint32_t host_id, double now, double pause_s);
+
 /* Counts a URL of host_id into (waiting) or out of the retry heap: while
  * any waits there the host is not forgotten, so its id stays valid.
  * SIEVE_ESTATE for an unknown host, or a count that would go below 0. */

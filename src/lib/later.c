@@ -34,6 +34,7 @@ int later_add(later *l, double due, uint32_t host, const char *url, size_t len, 
         return SIEVE_ENOMEM;
     memcpy(copy, url, len);
     size_t i = l->n++;
+    l->bytes += later_cost(len);
     l->heap[i] = (later_url){.due = due, .host = host, .tag = tag, .len = len, .url = copy};
     while (i > 0 && l->heap[i].due < l->heap[(i - 1) / 2].due) {
         swap(&l->heap[i], &l->heap[(i - 1) / 2]);
@@ -50,6 +51,7 @@ const later_url *later_first(const later *l)
 later_url later_take(later *l)
 {
     later_url top = l->heap[0];
+    l->bytes -= later_cost(top.len);
     l->heap[0] = l->heap[--l->n];
     for (size_t i = 0;;) {
         size_t least = i, a = 2 * i + 1, b = a + 1;

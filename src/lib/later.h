@@ -20,7 +20,15 @@ typedef struct later_url {
 typedef struct later {
     later_url *heap;
     size_t n, cap;
+    uint64_t bytes; /* what the waiting URLs cost, as later_cost() counts */
 } later;
+
+/* What a waiting URL of len bytes costs in memory: its copy, its slot in
+ * the heap and the allocator's header. */
+static inline uint64_t later_cost(size_t len)
+{
+    return (uint64_t)len + sizeof(later_url) + 16;
+}
 
 /* Adds a copy of url. SIEVE_OK or SIEVE_ENOMEM (nothing added). */
 int later_add(later *l, double due, uint32_t host, const char *url, size_t len, uint32_t tag);
