@@ -250,6 +250,8 @@ typedef struct seen_crawl {
     end e[MAX_ENDS];
     int ne;
     sieve_crawl_stats st;
+    sieve_crawler *c;      /* while it runs */
+    uint64_t deferred_max; /* the frontier's deferred URLs, the most a transfer's end saw */
 } seen_crawl;
 
 static int on_record(void *ud, const sieve_crawl_record *r)
@@ -279,6 +281,10 @@ static void on_transfer_end(void *ud, sieve_crawl_transfer *t)
         x->has_record = t->has_record;
         snprintf(x->truncated, sizeof x->truncated, "%s", t->truncated ? t->truncated : "");
     }
+    sieve_crawl_stats st;
+    sieve_crawler_stats_get(s->c, &st);
+    if (st.frontier.deferred > s->deferred_max)
+        s->deferred_max = st.frontier.deferred;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -302,12 +308,14 @@ static void crawl(const sieve_crawl_options *o, const char *const *seeds, seen_c
     pthread_mutex_init(&s->mu, NULL);
     sieve_crawler *c;
     ck_assert_int_eq(sieve_crawler_new(&c, o), SIEVE_OK);
+    s->c = c;
     sieve_crawl_callbacks cb = {.on_record = on_record, .on_transfer_end = on_transfer_end};
     sieve_crawler_set_callbacks(c, &cb, s);
     for (; *seeds != NULL; seeds++)
         ck_assert_int_eq(sieve_crawler_add_seed(c, *seeds, SIZE_MAX), SIEVE_OK);
     ck_assert_int_eq(sieve_crawler_run(c), SIEVE_OK);
     sieve_crawler_stats_get(c, &s->st);
+    s->c = NULL;
     sieve_crawler_free(c);
     pthread_mutex_destroy(&s->mu);
 }
@@ -425,6 +433,39 @@ START_TEST(failures_that_may_pass_are_tried_again)
     ck_assert_int_eq(tries, 3);
     ck_assert_int_eq(retried, 2);
     ck_assert_int_eq(with_record, 1);
+    free(s);
+}
+END_TEST
+
+/* An outage over more hosts than the retries' share of the queue's memory
+ * holds (ports that refuse connections, a budget of 2 KiB: 256 bytes of
+ * retries, three URLs): the retries past it wait on disk, their hosts
+ * resting, and every URL still ends in one record after all its tries. */
+START_TEST(retries_past_their_memory_share_end_in_records)
+{
+    enum { DEAD = 20 };
+    sieve_crawl_options o = base_options();
+    o.concurrency = 8;
+    o.retries = 2;
+    o.retry_wait_s = 0.05;
+    o.retry_max_wait_s = 0.2;
+    o.queue_memory = 2048;
+    char urls[DEAD][64];
+    const char *seeds[DEAD + 1];
+    unsigned ports[DEAD];
+    for (int i = 0; i < DEAD; i++) {
+        ports[i] = closed_port();
+        snprintf(urls[i], sizeof urls[i], "http://127.0.0.1:%u/", ports[i]);
+        seeds[i] = urls[i];
+    }
+    seeds[DEAD] = NULL;
+    seen_crawl *s = malloc(sizeof *s);
+    crawl(&o, seeds, s);
+    ck_assert_uint_gt(s->deferred_max, 0);
+    ck_assert_int_eq(s->nr, DEAD);
+    for (int i = 0; i < DEAD; i++)
+        assert_record(s, ports[i], "/", 0, SIEVE_OUTCOME_CONNECT, 3);
+    ck_assert_uint_eq(s->st.retries, 2 * DEAD);
     free(s);
 }
 END_TEST
@@ -675,6 +716,7 @@ int main(void)
     tcase_add_test(tc, a_robots_txt_that_comes_back_is_obeyed);
     tcase_add_test(tc, a_robots_txt_failure_names_its_cause);
     tcase_add_test(tc, an_oversized_head_is_too_large_and_not_asked_again);
+    tcase_add_test(tc, retries_past_their_memory_share_end_in_records);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
