@@ -114,6 +114,19 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const c
     return rc;
 }
 
+/* A 200 with a Refresh header. */
+static enum MHD_Result refreshing(struct MHD_Connection *c, const char *type, const char *body,
+                                  const char *refresh)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Refresh", refresh);
+    enum MHD_Result rc = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 enum { STALL_BYTES = 40, STALL_GAP_US = 250000, LEAVES = 200 };
 
 /* /stall: a byte every quarter second, ten seconds in all. */
@@ -228,21 +241,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (strcmp(url, "/refresh") == 0)
         return answer(c, 200, "text/html",
                       "<a href=\"/refresh-header\">h</a>"
-                      "<a href=\"/refresh-meta\">m</a>",
+                      "<a href=\"/refresh-meta\">m</a>"
+                      "<a href=\"/refresh-plain\">p</a>",
                       NULL);
     if (strcmp(url, "/refresh-meta") == 0)
         return answer(c, 200, "text/html",
                       "<meta http-equiv=\"refresh\" content=\"0; url=/from-refresh-meta\">", NULL);
-    if (strcmp(url, "/refresh-header") == 0) {
-        const char *page = "<html><body>moved</body></html>";
-        struct MHD_Response *r =
-            MHD_create_response_from_buffer(strlen(page), (void *)page, MHD_RESPMEM_MUST_COPY);
-        MHD_add_response_header(r, "Content-Type", "text/html");
-        MHD_add_response_header(r, "Refresh", "5;url=/from-refresh-header");
-        enum MHD_Result rc = MHD_queue_response(c, 200, r);
-        MHD_destroy_response(r);
-        return rc;
-    }
+    if (strcmp(url, "/refresh-header") == 0)
+        return refreshing(c, "text/html", "<html><body>moved</body></html>",
+                          "5;url=/from-refresh-header");
+    if (strcmp(url, "/refresh-plain") == 0)
+        return refreshing(c, "text/plain", "<a href=\"/not-from-plain\">not a link</a>",
+                          "0; url=/from-refresh-plain");
     if (strcmp(url, "/internal") == 0) {
         /* "localhost" is the same server by another name, which no seed
          * names */
@@ -728,18 +738,23 @@ START_TEST(robots_meta_and_header_nofollow)
 END_TEST
 
 /* A page that sends its reader on, by a meta refresh or a Refresh header,
- * has its target crawled, one level deeper. */
+ * has its target crawled, one level deeper; a Refresh header on a page
+ * that is not HTML too, and that page's body is never read for links. */
 START_TEST(refreshes_are_followed)
 {
     outcome *out = crawl_a("/refresh");
-    int meta = 0, header = 0;
+    int meta = 0, header = 0, plain = 0, text_links = 0;
     for (int i = 0; i < out->n; i++) {
         meta += strstr(out->url[i], "/from-refresh-meta") != NULL;
         header += strstr(out->url[i], "/from-refresh-header") != NULL;
+        plain += strstr(out->url[i], "/from-refresh-plain") != NULL;
+        text_links += strstr(out->url[i], "/not-from-plain") != NULL;
     }
     ck_assert_int_eq(meta, 1);
     ck_assert_int_eq(header, 1);
-    ck_assert_int_eq(out->n, 5);
+    ck_assert_int_eq(plain, 1);
+    ck_assert_int_eq(text_links, 0);
+    ck_assert_int_eq(out->n, 7);
     free(out);
 }
 END_TEST

@@ -70,13 +70,36 @@ static bool robots_tag_nofollow(const char *v)
     return false;
 }
 
+/* The response's Refresh header, or NULL. */
+static const char *refresh_header(xfer *x)
+{
+    struct curl_header *h;
+    if (curl_easy_header(x->easy, "Refresh", 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+        return NULL;
+    return h->value;
+}
+
 /* A Refresh header sends the reader on as the page's own meta refresh
  * would: its URL goes to the extractor, as the page's first link. */
 static void offer_refresh(xfer *x)
 {
-    struct curl_header *h;
-    if (curl_easy_header(x->easy, "Refresh", 0, CURLH_HEADER, -1, &h) == CURLHE_OK)
-        x->parse_rc = sieve_links_refresh(x->lx, h->value, strlen(h->value));
+    const char *v = refresh_header(x);
+    if (v != NULL)
+        x->parse_rc = sieve_links_refresh(x->lx, v, strlen(v));
+}
+
+/* A page that is not HTML has no links of its own, but a browser follows
+ * a Refresh header from any page it shows, an image or a text as well:
+ * that URL is the page's one link. The extractor reads the header alone
+ * and never sees the body. */
+static void header_refresh_only(xfer *x, const sieve_links_opts *lo)
+{
+    if (refresh_header(x) == NULL)
+        return;
+    x->lx_header_only = true;
+    x->parse_rc = sieve_links_new(&x->lx, x->url, lo, on_link, x);
+    if (x->parse_rc == SIEVE_OK)
+        offer_refresh(x);
 }
 
 /* Any X-Robots-Tag header of the response that says nofollow to us. */
@@ -103,18 +126,20 @@ static void page_begin(xfer *x)
         return;
     }
     x->pass_body = x->c->cb.on_body != NULL;
-    if (!is_html_type(x->content_type))
-        return;
     /* The server says: follow none of this page's links. */
     if (!x->c->o.follow_nofollow && headers_say_nofollow(x->easy))
         return;
     char cs[64];
     sieve_links_opts lo = {
         .canon = x->c->canon,
-        .charset = charset_of(x->content_type, cs, sizeof cs),
         .follow_nofollow = x->c->o.follow_nofollow,
         .memo = x->memo,
     };
+    if (!is_html_type(x->content_type)) {
+        header_refresh_only(x, &lo);
+        return;
+    }
+    lo.charset = charset_of(x->content_type, cs, sizeof cs);
     x->parse_rc = sieve_links_new(&x->lx, x->url, &lo, on_link, x);
     if (x->parse_rc != SIEVE_OK && lo.charset != NULL) {
         /* An unknown charset name: let the parser detect the encoding. */
@@ -135,7 +160,7 @@ static size_t page_body(xfer *x, const char *data, size_t n)
     if (x->pass_body && !xfer_pass_body(x, data, n))
         return 0;
     x->bytes += n;
-    if (x->lx != NULL && x->parse_rc == SIEVE_OK)
+    if (x->lx != NULL && !x->lx_header_only && x->parse_rc == SIEVE_OK)
         x->parse_rc = sieve_links_feed(x->lx, data, n);
     return n;
 }

@@ -177,6 +177,7 @@ void xfer_start(xfer *x, const xfer_kind *kind)
     x->links_lost = false;
     x->nbatch = x->store_used = 0;
     x->pass_body = false;
+    x->lx_header_only = false;
     x->body_len = 0;
     x->started = clock_now();
     wire_start(x);

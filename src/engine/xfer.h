@@ -95,6 +95,7 @@ struct xfer {
 
     /* the kinds' own state */
     sieve_links *lx;        /* page: the HTML link extractor, for 2xx HTML */
+    bool lx_header_only;    /* page: lx reads a Refresh header, not the body */
     sieve_links_memo *memo; /* the worker's: links already pushed (may be NULL) */
     bool pass_body;         /* page, sitemap: bytes go to the body callback */
     sieve_sitemap *sm;      /* sitemap: its parser */
