@@ -247,6 +247,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (strcmp(url, "/refresh-meta") == 0)
         return answer(c, 200, "text/html",
                       "<meta http-equiv=\"refresh\" content=\"0; url=/from-refresh-meta\">", NULL);
+    if (strcmp(url, "/labels") == 0)
+        return answer(c, 200, "text/html",
+                      "<a href=\"/label-ibm037\">e</a><a href=\"/label-latin1\">l</a>", NULL);
+    if (strcmp(url, "/label-ibm037") == 0)
+        return answer(c, 200, "text/html; charset=IBM037", "<a href=\"/from-ibm037\">x</a>", NULL);
+    if (strcmp(url, "/label-latin1") == 0)
+        return answer(c, 200, "text/html; charset=\"latin1\"", "<a href=\"/euro-\x80\">x</a>",
+                      NULL);
     if (strcmp(url, "/refresh-header") == 0)
         return refreshing(c, "text/html", "<html><body>moved</body></html>",
                           "5;url=/from-refresh-header");
@@ -759,6 +767,23 @@ START_TEST(refreshes_are_followed)
 }
 END_TEST
 
+/* A Content-Type's charset is read as browsers read it: a label they do
+ * not know is ignored (an ASCII page labelled IBM037 still has its link),
+ * and latin1 is windows-1252, whose 0x80 is the euro sign. */
+START_TEST(charset_labels_are_read_as_browsers_read_them)
+{
+    outcome *out = crawl_a("/labels");
+    int ebcdic = 0, euro = 0;
+    for (int i = 0; i < out->n; i++) {
+        ebcdic += strstr(out->url[i], "/from-ibm037") != NULL;
+        euro += strstr(out->url[i], "/euro-%E2%82%AC") != NULL;
+    }
+    ck_assert_int_eq(ebcdic, 1);
+    ck_assert_int_eq(euro, 1);
+    free(out);
+}
+END_TEST
+
 /* A link to a host that resolves to a loopback address, and that no seed
  * names, is not connected to, and its record says it was blocked; with
  * allow_private it is fetched. A seed's own loopback host always is. */
@@ -816,6 +841,7 @@ int main(void)
     tcase_add_test(tc, a_page_cut_by_parse_limits_says_so);
     tcase_add_test(tc, robots_meta_and_header_nofollow);
     tcase_add_test(tc, refreshes_are_followed);
+    tcase_add_test(tc, charset_labels_are_read_as_browsers_read_them);
     tcase_add_test(tc, internal_addresses_are_blocked_unless_asked);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

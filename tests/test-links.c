@@ -521,11 +521,69 @@ START_TEST(invalid_utf8_and_charsets)
     s = run(PAGE, &o, wide, sizeof wide - 1, 0);
     ck_assert_str_eq(s.text, "a http://example.com/w\n");
     free(s.text);
+}
+END_TEST
 
-    sieve_links *lx;
-    o.charset = "no-such-charset";
-    ck_assert_int_eq(sieve_links_new(&lx, PAGE, &o, on_link, NULL), SIEVE_EINVAL);
-    ck_assert_ptr_null(lx);
+/* A charset label is read as browsers read it (the WHATWG Encoding
+ * Standard's table): some labels name another encoding than iconv gives
+ * them, and a label browsers do not know is ignored, the page read as
+ * undeclared, instead of decoding an ASCII page into nothing. */
+START_TEST(charset_labels_as_browsers_read_them)
+{
+    static const struct {
+        const char *label, *page, *want;
+    } cases[] = {
+        /* not in the table: ignored (iconv would read EBCDIC, UTF-32, ...) */
+        {"IBM037", "<a href=\"/x\">", "a http://example.com/x\n"},
+        {"utf-32", "<a href=\"/x\">", "a http://example.com/x\n"},
+        {"UTF-7", "<a href=\"/a+b\">", "a http://example.com/a+b\n"},
+        {"no-such-charset", "<a href=\"/x\">", "a http://example.com/x\n"},
+        {"", "<a href=\"/x\">", "a http://example.com/x\n"},
+        /* the "replacement" encoding and x-user-defined: undeclared */
+        {"iso-2022-kr", "<a href=\"/x\">", "a http://example.com/x\n"},
+        {"x-user-defined", "<a href=\"/\xc3\xa9\">", "a http://example.com/%C3%A9\n"},
+        /* latin1, ascii and iso-8859-1 are windows-1252: 0x80 is the euro */
+        {"latin1", "<a href=\"/\x80\">", "a http://example.com/%E2%82%AC\n"},
+        {" ISO-8859-1\t", "<a href=\"/\x80\">", "a http://example.com/%E2%82%AC\n"},
+        {"US-ASCII", "<a href=\"/\x80\">", "a http://example.com/%E2%82%AC\n"},
+        /* iso-8859-9 is windows-1254: 0x80 is the euro there too */
+        {"iso-8859-9", "<a href=\"/\x80\">", "a http://example.com/%E2%82%AC\n"},
+        /* euc-kr is windows-949, whose 0x81 0x41 EUC-KR lacks */
+        {"euc-kr", "<a href=\"/\x81\x41\">", "a http://example.com/%EA%B0%82\n"},
+        /* shift_jis is windows-31j, whose 0x87 0x40 Shift_JIS lacks */
+        {"Shift_JIS", "<a href=\"/\x87\x40\">", "a http://example.com/%E2%91%A0\n"},
+        {"utf8", "<a href=\"/\xc3\xa9\">", "a http://example.com/%C3%A9\n"},
+        {"unicode-1-1-utf-8", "<a href=\"/\xc3\xa9\">", "a http://example.com/%C3%A9\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        sieve_links_opts o = defaults();
+        o.charset = cases[i].label;
+        sink s = run(PAGE, &o, cases[i].page, strlen(cases[i].page), 0);
+        ck_assert_msg(strcmp(s.text, cases[i].want) == 0, "\"%s\": %s", cases[i].label, s.text);
+        free(s.text);
+    }
+
+    /* "utf-16" and "unicode" are UTF-16LE, "unicodefffe" UTF-16BE: their
+     * NULs are parts of characters. */
+    static const char le[] = "<\0a\0 \0h\0r\0e\0f\0=\0/\0w\0>\0";
+    static const char be[] = "\0<\0a\0 \0h\0r\0e\0f\0=\0/\0w\0>";
+    static const struct {
+        const char *label, *page;
+        size_t len;
+    } wide[] = {
+        {"utf-16", le, sizeof le - 1},
+        {"Unicode", le, sizeof le - 1},
+        {"unicodefffe", be, sizeof be - 1},
+        {"utf-16be", be, sizeof be - 1},
+    };
+    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++) {
+        sieve_links_opts o = defaults();
+        o.charset = wide[i].label;
+        sink s = run(PAGE, &o, wide[i].page, wide[i].len, 0);
+        ck_assert_msg(strcmp(s.text, "a http://example.com/w\n") == 0, "%s: %s", wide[i].label,
+                      s.text);
+        free(s.text);
+    }
 }
 END_TEST
 
@@ -1672,6 +1730,7 @@ int main(void)
     tcase_add_test(tc, uppercase_unquoted_and_entities);
     tcase_add_test(tc, malformed_html);
     tcase_add_test(tc, invalid_utf8_and_charsets);
+    tcase_add_test(tc, charset_labels_as_browsers_read_them);
     tcase_add_test(tc, hundred_thousand_links);
     tcase_add_test(tc, deep_nesting);
     tcase_add_test(tc, ten_megabyte_attribute);

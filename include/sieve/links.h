@@ -30,7 +30,7 @@
  * memory than one with a few; malformed HTML and invalid UTF-8 are parsed
  * in libxml2's recovery mode. Content after </html> is still read, as
  * browsers do. NUL bytes are dropped (unless the caller's charset is
- * UTF-16 or UTF-32).
+ * UTF-16).
  *
  * Bounded cost: libxml2 2.9 compares each attribute of a tag with every
  * earlier one, and each end tag with every open element, which made one
@@ -65,8 +65,14 @@
  * Encoding: a charset given in the options wins; otherwise a <meta
  * charset> or http-equiv declaration switches encoding where it appears,
  * and an undeclared page is read as UTF-8 up to its first invalid byte and
- * as ISO-8859-1 from there on. UTF-16 pages are not detected. A charset
- * naming UTF-8, in any spelling, is read by libxml2's own UTF-8 reader.
+ * as ISO-8859-1 from there on. UTF-16 pages are not detected. The given
+ * charset is a label as browsers read it, by the WHATWG Encoding
+ * Standard's table: "latin1" and "ascii" are windows-1252, "utf-16" is
+ * UTF-16LE, and so on; a label not in that table (IBM037, UTF-32, UTF-7,
+ * a typo) is ignored, and so are the labels of its "replacement" encoding
+ * and x-user-defined: the page is read as undeclared. A <meta>'s label is
+ * libxml2's to read, by iconv's names. UTF-8, in any spelling, is read by
+ * libxml2's own UTF-8 reader.
  *
  * Threads: an extractor belongs to one thread at a time; extractors for
  * different pages may run in parallel, sharing one sieve_canon. Call
@@ -142,9 +148,10 @@ typedef void (*sieve_link_fn)(void *ctx, const sieve_link *link);
 
 typedef struct sieve_links_opts {
     const sieve_canon *canon;     /* required; must outlive the extractor */
-    const char *charset;          /* from Content-Type, or NULL to let libxml2
-                                     detect it (BOM, <meta charset>); a charset
-                                     given here overrides the page's own */
+    const char *charset;          /* a label from Content-Type, or NULL to let
+                                     libxml2 detect it (BOM, <meta charset>); a
+                                     label browsers know overrides the page's
+                                     own, any other is ignored (see Encoding) */
     bool follow_nofollow;         /* deliver rel=nofollow links too */
     bool report_errors;           /* also call back for refused links */
     size_t max_pending;           /* most bytes libxml2 may hold unparsed (one
@@ -195,7 +202,7 @@ SIEVE_API void sieve_links_global_init(void);
 /* Starts an extractor for the page at page_url (absolute http(s) URL; it
  * is canonicalized with opts->canon and becomes the base). fn is called
  * with ctx for each link. Returns SIEVE_OK; SIEVE_EINVAL for a NULL out,
- * page_url, opts, opts->canon or fn, or an unknown charset; the errors of
+ * page_url, opts, opts->canon or fn; the errors of
  * sieve_canon_url() for page_url; SIEVE_ENOMEM. */
 SIEVE_API int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_opts *opts,
                               sieve_link_fn fn, void *ctx);

@@ -141,11 +141,6 @@ static void page_begin(xfer *x)
     }
     lo.charset = charset_of(x->content_type, cs, sizeof cs);
     x->parse_rc = sieve_links_new(&x->lx, x->url, &lo, on_link, x);
-    if (x->parse_rc != SIEVE_OK && lo.charset != NULL) {
-        /* An unknown charset name: let the parser detect the encoding. */
-        lo.charset = NULL;
-        x->parse_rc = sieve_links_new(&x->lx, x->url, &lo, on_link, x);
-    }
     if (x->parse_rc == SIEVE_OK)
         offer_refresh(x);
 }

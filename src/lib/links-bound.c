@@ -270,11 +270,11 @@ static void count_held(sieve_links *lx)
 static bool keeps_ascii(const char *name)
 {
     static const char *const prefix[] = {
-        "UTF-8",     "UTF8",        "ASCII",       "US-ASCII",    "ISO-8859-", "ISO8859-",
-        "ISO_8859-", "WINDOWS-125", "CP125",       "WINDOWS-874", "KOI8-",     "MACINTOSH",
-        "TIS-620",   "EUC",         "GB2312",      "GBK",         "GB18030",   "BIG5",
-        "CP936",     "CP949",       "CP950",       "UHC",         "SHIFT_JIS", "SHIFT-JIS",
-        "SJIS",      "CP932",       "WINDOWS-31J",
+        "UTF-8",     "UTF8",        "ASCII",       "US-ASCII",    "ISO-8859-",    "ISO8859-",
+        "ISO_8859-", "WINDOWS-125", "CP125",       "WINDOWS-874", "KOI8-",        "MACINTOSH",
+        "TIS-620",   "EUC",         "GB2312",      "GBK",         "GB18030",      "BIG5",
+        "CP936",     "CP949",       "CP950",       "UHC",         "SHIFT_JIS",    "SHIFT-JIS",
+        "SJIS",      "CP932",       "WINDOWS-31J", "IBM866",      "MAC-CYRILLIC",
     };
     if (strncasecmp(name, "LATIN", 5) == 0 && name[5] >= '1' && name[5] <= '9')
         return true;

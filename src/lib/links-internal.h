@@ -214,6 +214,11 @@ static inline size_t lx_utf8_seq(const unsigned char *p, size_t len)
     return v >= least[n] ? n : 0;
 }
 
+/* links-charset.c: the iconv converter's name for a charset label of the
+ * WHATWG Encoding Standard; NULL for any other label, and for the two
+ * encodings read as undeclared (see there). */
+const char *lx_charset_conv(const char *label);
+
 /* links.c: one call into libxml2 (see its comment there). */
 void lx_parse(sieve_links *lx, const char *p, size_t len, int terminate);
 /* links.c: an element too deep takes its parent's place. */

@@ -21,8 +21,8 @@
  * itself.
  *
  * The extractor's other files: links-href.c resolves hrefs, links-bound.c keeps libxml2's work
- * linear in the page, links-squeeze.c keeps from libxml2 what no link depends on; links-internal.h
- * has the state they share. */
+ * linear in the page, links-squeeze.c keeps from libxml2 what no link depends on, links-charset.c
+ * reads a caller's charset label as browsers do; links-internal.h has the state they share. */
 #include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
@@ -409,19 +409,15 @@ void sieve_links_free(sieve_links *lx)
     free(lx);
 }
 
-/* Creates the push parser; a caller-given charset overrides the page's. */
-static int make_parser(sieve_links *lx, const char *charset)
+/* Creates the push parser; a caller-given charset overrides the page's.
+ * conv is the charset's converter (lx_charset_conv()), NULL for none. A
+ * converter iconv does not have leaves the page undeclared, as a label
+ * browsers do not know does. */
+static int make_parser(sieve_links *lx, const char *conv)
 {
-    xmlCharEncodingHandlerPtr enc = NULL;
-    if (charset) {
-        /* Any spelling of UTF-8 gets libxml2's own converter, which lets
-         * bytes through as they are; "utf8" would otherwise go to iconv. */
-        if (xmlParseCharEncoding(charset) == XML_CHAR_ENCODING_UTF8)
-            charset = "UTF-8";
-        enc = xmlFindCharEncodingHandler(charset);
-        if (!enc)
-            return SIEVE_EINVAL;
-    }
+    /* "UTF-8" gets libxml2's own converter, which lets bytes through as
+     * they are. */
+    xmlCharEncodingHandlerPtr enc = conv ? xmlFindCharEncodingHandler(conv) : NULL;
     lx->sax.startElement = on_start;
     lx->ctxt = htmlCreatePushParserCtxt(&lx->sax, lx, NULL, 0, NULL, XML_CHAR_ENCODING_NONE);
     if (!lx->ctxt) {
@@ -447,30 +443,6 @@ static int make_parser(sieve_links *lx, const char *charset)
     return SIEVE_OK;
 }
 
-/* Whether a charset label names a UTF-16 or UTF-32 encoding, whose NUL
- * bytes are parts of characters. Labels are matched whole, ignoring case
- * and surrounding blanks, as the WHATWG Encoding Standard matches them
- * (its UTF-16 labels, and the UTF-32 and UCS-4 names iconv knows): a
- * substring test would take ISO-8859-16 for UTF-16. */
-static bool is_wide_charset(const char *label)
-{
-    static const char *const wide[] = {
-        "utf-16",          "utf-16le",        "utf-16be",    "unicode",
-        "csunicode",       "ucs-2",           "unicodefeff", "unicodefffe",
-        "iso-10646-ucs-2", "utf-32",          "utf-32le",    "utf-32be",
-        "ucs-4",           "iso-10646-ucs-4", "ucs4",        "ucs2",
-    };
-    while (*label == ' ' || *label == '\t' || *label == '\n' || *label == '\r' || *label == '\f')
-        label++;
-    size_t n = strlen(label);
-    while (n > 0 && strchr(" \t\n\r\f", label[n - 1]) != NULL)
-        n--;
-    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++)
-        if (strlen(wide[i]) == n && strncasecmp(label, wide[i], n) == 0)
-            return true;
-    return false;
-}
-
 int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_opts *opts,
                     sieve_link_fn fn, void *ctx)
 {
@@ -492,7 +464,9 @@ int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_o
     lx->max_pending = opts->max_pending ? opts->max_pending : SIEVE_LINKS_MAX_PENDING;
     lx->flush_at = STAGE_MIN;
     lx->hiding = SIEVE_LINKS_HIDE_ALL;
-    lx->keep_nul = opts->charset != NULL && is_wide_charset(opts->charset);
+    const char *conv = opts->charset ? lx_charset_conv(opts->charset) : NULL;
+    /* In UTF-16, NUL bytes are parts of characters. */
+    lx->keep_nul = conv != NULL && strncmp(conv, "UTF-16", 6) == 0;
     lx->cap = sieve_canon_max_len(opts->canon) + 1;
     lx->max_ref = 4 * sieve_canon_max_len(opts->canon);
     lx->page = malloc(lx->cap);
@@ -506,7 +480,7 @@ int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_o
         memcpy(lx->base, lx->page, lx->cap);
         lx_memo_seeds(lx);
         lx->base_u = sieve_canon_parse_base(lx->base); /* NULL: the slower path */
-        st = make_parser(lx, opts->charset);
+        st = make_parser(lx, conv);
     }
     if (st != SIEVE_OK) {
         sieve_links_free(lx);
