@@ -24,7 +24,10 @@
  * attrs (every attribute but href and rel, and all of them on tags other
  * than a, area, frame, iframe, base and meta) or text (what lies between
  * tags). The transform knows the generator's markup only: quoted values
- * with no '>' in them outside scripts and styles. */
+ * with no '>' in them outside scripts and styles.
+ *
+ * --charset=LABEL gives every page that charset, as a Content-Type's
+ * charset parameter would. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,9 +54,12 @@ static void on_link(void *ctx, const sieve_link *l)
     t->url_bytes += l->url_len;
 }
 
+/* --charset=LABEL: the label each page is given, as a Content-Type's. */
+static const char *charset;
+
 static int extract(const sieve_canon *c, const char *url, const char *p, size_t len, totals *t)
 {
-    sieve_links_opts o = {.canon = c};
+    sieve_links_opts o = {.canon = c, .charset = charset};
     sieve_links *lx;
     int rc = sieve_links_new(&lx, url, &o, on_link, t);
     for (size_t off = 0; rc == SIEVE_OK && off < len; off += CHUNK)
@@ -223,18 +229,21 @@ static char *read_all(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
     unsigned what = 0;
-    if (argc > 1 && strncmp(argv[1], "--strip=", 8) == 0) {
-        what = strip_flags(argv[1] + 8);
+    for (; argc > 1 && strncmp(argv[1], "--", 2) == 0; argc--, argv++) {
+        if (strncmp(argv[1], "--charset=", 10) == 0) {
+            charset = argv[1] + 10;
+            continue;
+        }
+        what = strncmp(argv[1], "--strip=", 8) == 0 ? strip_flags(argv[1] + 8) : 0;
         if (!what) {
             fprintf(stderr, "links-cost: --strip takes scripts,styles,comments,attrs,text\n");
             return 2;
         }
-        argc--;
-        argv++;
     }
     if (argc < 3 || (strcmp(argv[1], "light") == 0 && (argc < 4 || what))) {
-        fprintf(stderr, "usage: links-cost [--strip=WHAT,...] dense|dense-light|dense-heavy N\n"
-                        "       links-cost light DIR N\n");
+        fprintf(stderr, "usage: links-cost [--strip=WHAT,...] [--charset=LABEL] "
+                        "dense|dense-light|dense-heavy N\n"
+                        "       links-cost [--charset=LABEL] light DIR N\n");
         return 2;
     }
     const char *mode = argv[1];
