@@ -1,7 +1,9 @@
 /* fuzz-links.c - libFuzzer target: arbitrary bytes as an HTML page, fed
  * in chunks whose sizes come from the input's first byte, and once more
  * whole; an ASCII page also through a converter, which turns off the
- * skipping of text.
+ * skipping of text. The page is fed once more with a Content-Type charset
+ * label its first byte picks: a multi-byte, stateful or wide encoding, or
+ * a label browsers do not know (links-charset.c).
  *
  * With SIEVE_FUZZ_STRICT=1 in the environment the runs must also find the
  * same links. That holds for the pages the tests use, but not for
@@ -173,6 +175,14 @@ static digest run(const uint8_t *data, size_t size, size_t step, const char *cha
     return run_hiding(data, size, step, charset, SIEVE_LINKS_HIDE_ALL);
 }
 
+/* Labels for the third run: each converter a caller's label can pick that
+ * reads bytes differently, and some that are ignored. */
+static const char *const labels[16] = {
+    "utf-8",        "latin1", "windows-1251", "shift_jis", "euc-kr",      "gbk",
+    "big5",         "euc-jp", "iso-2022-jp",  "utf-16",    "unicodefffe", "koi8-u",
+    "iso-8859-8-i", "ibm866", "IBM037",       "utf-32",
+};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -180,6 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t step = (size_t)(data[0] % 16) + 1;
     digest a = run(data + 1, size - 1, step, NULL);
     digest b = run(data + 1, size - 1, size, NULL);
+    run(data + 1, size - 1, step, labels[data[0] >> 4]);
     /* What the extractor hides from libxml2 changes no link: the page
      * whole, libxml2 shown every byte or the squeezed page. ASCII only: at
      * a byte that is not UTF-8 libxml2 switches to ISO-8859-1 for the
