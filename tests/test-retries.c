@@ -215,16 +215,25 @@ static void teardown(void)
     MHD_stop_daemon(server_c);
 }
 
+/* A port of 127.0.0.1 bound to a socket that never listens: a connection
+ * to it is refused, and while *fd stays open no other socket takes it. */
+static unsigned refusing_port(int *fd)
+{
+    *fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(bind(*fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    socklen_t len = sizeof sa;
+    getsockname(*fd, (struct sockaddr *)&sa, &len);
+    return ntohs(sa.sin_port);
+}
+
 /* A loopback port nothing listens on: bound, then closed. */
 static unsigned closed_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    socklen_t len = sizeof sa;
-    getsockname(fd, (struct sockaddr *)&sa, &len);
+    int fd;
+    unsigned port = refusing_port(&fd);
     close(fd);
-    return ntohs(sa.sin_port);
+    return port;
 }
 
 /* ---- the crawl, as the callbacks saw it ---- */
@@ -453,8 +462,9 @@ START_TEST(retries_past_their_memory_share_end_in_records)
     char urls[DEAD][64];
     const char *seeds[DEAD + 1];
     unsigned ports[DEAD];
+    int fds[DEAD]; /* held, so that the ports differ (closed, one could come back) */
     for (int i = 0; i < DEAD; i++) {
-        ports[i] = closed_port();
+        ports[i] = refusing_port(&fds[i]);
         snprintf(urls[i], sizeof urls[i], "http://127.0.0.1:%u/", ports[i]);
         seeds[i] = urls[i];
     }
@@ -467,6 +477,8 @@ START_TEST(retries_past_their_memory_share_end_in_records)
         assert_record(s, ports[i], "/", 0, SIEVE_OUTCOME_CONNECT, 3);
     ck_assert_uint_eq(s->st.retries, 2 * DEAD);
     free(s);
+    for (int i = 0; i < DEAD; i++)
+        close(fds[i]);
 }
 END_TEST
 
