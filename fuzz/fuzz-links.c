@@ -1,9 +1,11 @@
 /* fuzz-links.c - libFuzzer target: arbitrary bytes as an HTML page, fed
  * in chunks whose sizes come from the input's first byte, and once more
- * whole; an ASCII page also through a converter, which turns off the
- * skipping of text. The page is fed once more with a Content-Type charset
- * label its first byte picks: a multi-byte, stateful or wide encoding, or
- * a label browsers do not know (links-charset.c).
+ * whole; an ASCII page also as ISO-8859-1, which is decoded to UTF-8
+ * before libxml2 reads it (links-decode.c). The page is fed once more
+ * with a Content-Type charset label its first byte picks: a multi-byte,
+ * stateful or wide encoding, or a label browsers do not know
+ * (links-charset.c). Without a label the page's own <meta> or byte order
+ * mark decides (links-sniff.c).
  *
  * With SIEVE_FUZZ_STRICT=1 in the environment the runs must also find the
  * same links. That holds for the pages the tests use, but not for
@@ -26,7 +28,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "links-internal.h"
 #include "sieve/sieve.h"
@@ -64,18 +65,6 @@ static void on_link(void *ctx, const sieve_link *l)
     d->h = d->h * 1099511628211u ^ (uint64_t)(l->status + 100);
     for (; *s; s++)
         d->h = (d->h ^ (uint8_t)*s) * 1099511628211u;
-}
-
-static bool declares_charset(const uint8_t *p, size_t n)
-{
-    static const char *const words[] = {"charset", "encoding"};
-    for (size_t w = 0; w < 2; w++) {
-        size_t k = strlen(words[w]);
-        for (size_t i = 0; i + k <= n; i++)
-            if (strncasecmp((const char *)p + i, words[w], k) == 0)
-                return true;
-    }
-    return false;
 }
 
 static bool has_high_byte(const uint8_t *p, size_t n)
@@ -212,15 +201,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     free(page);
-    if (!strict || declares_charset(data + 1, size - 1))
+    if (!strict)
         return 0;
-    /* A declared charset hands the bytes to an iconv converter, which
-     * libxml2 runs per pushed chunk: where a broken page stops converting
-     * depends on the chunking. Without one, chunking must not matter. */
+    /* The charset is decided before libxml2 reads a byte, and decoding
+     * goes on past bytes it rejects: chunking must not matter. */
     if (a.n != b.n || a.h != b.h)
         abort();
-    /* Nor must skipping text: an ASCII page read through ISO-8859-1's
-     * converter, which turns skipping off, has the same links. */
+    /* Nor must decoding: an ASCII page read as ISO-8859-1 has the same
+     * links. */
     if (has_high_byte(data + 1, size - 1))
         return 0;
     digest c = run(data + 1, size - 1, size, "ISO-8859-1");

@@ -29,8 +29,7 @@
  * keeps no per-link state, so a page with millions of links costs no more
  * memory than one with a few; malformed HTML and invalid UTF-8 are parsed
  * in libxml2's recovery mode. Content after </html> is still read, as
- * browsers do. NUL bytes are dropped (unless the caller's charset is
- * UTF-16).
+ * browsers do. NUL bytes are dropped (a UTF-16 page's once it is decoded).
  *
  * Bounded cost: libxml2 2.9 compares each attribute of a tag with every
  * earlier one, and each end tag with every open element, which made one
@@ -41,17 +40,14 @@
  * start tag is never handed to libxml2 with more than
  * SIEVE_LINKS_MAX_ATTRS attributes: one that has more is read up to its
  * last attribute within the limit (its link is delivered if it comes that
- * early) and the page ends there. With a charset whose converter does not
- * keep ASCII bytes as they are (UTF-16, UTF-7, EBCDIC), the extractor
- * cannot count ahead of libxml2: the page then ends at a start tag longer
- * than 16 KiB or with more than half the limit of attributes. A page ended
- * by a limit is not an error: feed and finish go on returning SIEVE_OK and
- * ignore the rest, and stats.cut and stats.cut_reason tell, with the links
- * delivered before the cut standing. A <meta> charset is honoured in the
- * first 64 KiB of the page only (browsers look at the first 1,024 bytes).
+ * early) and the page ends there. A page ended by a limit is not an error:
+ * feed and finish go on returning SIEVE_OK and ignore the rest, and
+ * stats.cut and stats.cut_reason tell, with the links delivered before the
+ * cut standing.
  *
  * Speed: libxml2 sees only what it must. Once it is known to be reading
- * element content in UTF-8 (a charset given, or declared by the page),
+ * element content in UTF-8 (any page but an undeclared one past its first
+ * byte that is not UTF-8),
  * text, script and style elements, comments, the tags no link needs (all
  * but a, area, frame, iframe, base and meta) and the attributes no link
  * needs (all but href, src and rel of a, area, frame and iframe, and those
@@ -62,17 +58,24 @@
  * a memo (sieve_links_memo below), links handled on earlier pages are
  * skipped before they cost a canonicalization.
  *
- * Encoding: a charset given in the options wins; otherwise a <meta
- * charset> or http-equiv declaration switches encoding where it appears,
- * and an undeclared page is read as UTF-8 up to its first invalid byte and
- * as ISO-8859-1 from there on. UTF-16 pages are not detected. The given
- * charset is a label as browsers read it, by the WHATWG Encoding
- * Standard's table: "latin1" and "ascii" are windows-1252, "utf-16" is
- * UTF-16LE, and so on; a label not in that table (IBM037, UTF-32, UTF-7,
- * a typo) is ignored, and so are the labels of its "replacement" encoding
- * and x-user-defined: the page is read as undeclared. A <meta>'s label is
- * libxml2's to read, by iconv's names. UTF-8, in any spelling, is read by
- * libxml2's own UTF-8 reader.
+ * Encoding: decided before libxml2 reads a byte, as the HTML standard has
+ * browsers decide it: a byte order mark (UTF-8, UTF-16LE, UTF-16BE) first,
+ * then the charset given in the options, then a <meta charset> or <meta
+ * http-equiv="Content-Type"> within the page's first 1,024 bytes (found by
+ * the standard's prescan, which skips comments and other tags' attributes;
+ * a <meta> later in the page is ignored). An undeclared page is read as
+ * UTF-8 up to its first invalid byte and as ISO-8859-1 from there on.
+ * Labels are read as browsers read them, by the WHATWG Encoding Standard's
+ * table: "latin1", "ascii" and "iso-8859-1" are windows-1252, "gb2312" is
+ * GBK, "shift_jis" is windows-31j, "utf-16" is UTF-16LE, and so on; a label
+ * not in that table (IBM037, UTF-32, UTF-7, a typo) is ignored, and so are
+ * the labels of its "replacement" encoding: the page is read as
+ * undeclared, as it is for x-user-defined given in the options (a <meta>
+ * declaring it is windows-1252, as in the standard's prescan). A page in
+ * another charset than UTF-8 is decoded to UTF-8 with iconv before libxml2
+ * sees it, and a byte sequence the charset has no character for becomes
+ * U+FFFD, as in browsers: the page goes on (windows-1252's five bytes
+ * iconv lacks are the C1 controls the standard maps them to).
  *
  * Threads: an extractor belongs to one thread at a time; extractors for
  * different pages may run in parallel, sharing one sieve_canon. Call
@@ -148,10 +151,11 @@ typedef void (*sieve_link_fn)(void *ctx, const sieve_link *link);
 
 typedef struct sieve_links_opts {
     const sieve_canon *canon;     /* required; must outlive the extractor */
-    const char *charset;          /* a label from Content-Type, or NULL to let
-                                     libxml2 detect it (BOM, <meta charset>); a
-                                     label browsers know overrides the page's
-                                     own, any other is ignored (see Encoding) */
+    const char *charset;          /* a label from Content-Type, or NULL: the
+                                     page's own <meta> decides; a label
+                                     browsers know overrides it, any other is
+                                     ignored; a byte order mark wins over both
+                                     (see Encoding) */
     bool follow_nofollow;         /* deliver rel=nofollow links too */
     bool report_errors;           /* also call back for refused links */
     size_t max_pending;           /* most bytes libxml2 may hold unparsed (one
@@ -217,7 +221,10 @@ SIEVE_API int sieve_links_new(sieve_links **out, const char *page_url, const sie
 SIEVE_API int sieve_links_refresh(sieve_links *lx, const char *value, size_t len);
 
 /* Parses the next len bytes of the page; links complete in them are
- * delivered before it returns. Chunks may split anything, even a UTF-8
+ * delivered before it returns, except that the page's first bytes wait
+ * until its charset is known (up to 1,024 of them; see Encoding) and small
+ * chunks are gathered before libxml2 reads them: sieve_links_finish()
+ * delivers what waited. Chunks may split anything, even a multibyte
  * sequence. Returns SIEVE_OK; SIEVE_ESTATE after sieve_links_finish();
  * SIEVE_EINVAL for NULL arguments; SIEVE_ETOOLONG when the parser holds
  * more than max_pending unparsed bytes, SIEVE_ENOMEM if it ran out of

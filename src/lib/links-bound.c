@@ -44,15 +44,14 @@
  *
  * Charsets: this reads the bytes as libxml2 will only when they reach it
  * as they are or through a converter that leaves ASCII bytes alone and
- * makes no ASCII out of others (ISO-8859-*, windows-125*, the EUC and
- * other CJK multibyte charsets). Behind any other (UTF-16, UTF-7, EBCDIC)
+ * makes no ASCII out of others. libxml2 reads UTF-8 (a page in another
+ * charset is decoded before, links-decode.c), or ISO-8859-1 from an
+ * undeclared page's first byte that is not UTF-8, and never switches on a
+ * <meta> (links-sniff.c). Should it ever read through another converter,
  * the bytes are handed over CONV_PIECE at a time, each adding at most
  * half as many attributes to a tag, and the page ends once the tag libxml2
  * holds has too many attributes to take another piece or is longer than
- * CONV_TAG_MAX. Until the page has declared its charset, a <meta> can
- * switch to such a converter in the middle of a call: for that the first
- * SWITCH_WINDOW bytes go SWITCH_PIECE at a time, and a <meta> after them
- * no longer switches. */
+ * CONV_TAG_MAX. */
 
 enum { TAG_GOES_ON, TAG_ATTR, TAG_ENDS };
 
@@ -265,23 +264,11 @@ static void count_held(sieve_links *lx)
         h->loose += loose_attr(*p, &prev, &run);
 }
 
-/* Charsets whose converters leave ASCII bytes alone and make no ASCII of
- * other bytes, by the names libxml2 and iconv know them. */
+/* The converters libxml2 is given (links.c): its own UTF-8 reader, and
+ * ISO-8859-1 past an undeclared page's first byte that is not UTF-8. */
 static bool keeps_ascii(const char *name)
 {
-    static const char *const prefix[] = {
-        "UTF-8",     "UTF8",        "ASCII",       "US-ASCII",    "ISO-8859-",    "ISO8859-",
-        "ISO_8859-", "WINDOWS-125", "CP125",       "WINDOWS-874", "KOI8-",        "MACINTOSH",
-        "TIS-620",   "EUC",         "GB2312",      "GBK",         "GB18030",      "BIG5",
-        "CP936",     "CP949",       "CP950",       "UHC",         "SHIFT_JIS",    "SHIFT-JIS",
-        "SJIS",      "CP932",       "WINDOWS-31J", "IBM866",      "MAC-CYRILLIC",
-    };
-    if (strncasecmp(name, "LATIN", 5) == 0 && name[5] >= '1' && name[5] <= '9')
-        return true;
-    for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++)
-        if (strncasecmp(name, prefix[i], strlen(prefix[i])) == 0)
-            return true;
-    return false;
+    return strcasecmp(name, "UTF-8") == 0 || strcasecmp(name, "ISO-8859-1") == 0;
 }
 
 /* Whether libxml2 reads the bytes as they are pushed, or through a
@@ -372,13 +359,6 @@ static size_t count_piece(sieve_links *lx, const unsigned char *p, size_t len, i
 size_t lx_limit_piece(sieve_links *lx, const char *p, size_t len, int *verdict)
 {
     *verdict = PIECE_OK;
-    htmlParserCtxtPtr c = lx->ctxt;
-    if (!(c->options & HTML_PARSE_IGNORE_ENC) && !c->input->encoding) {
-        if (lx->st.bytes_parsed + lx->st.text_skipped >= SWITCH_WINDOW)
-            c->options |= HTML_PARSE_IGNORE_ENC;
-        else if (len > SWITCH_PIECE)
-            len = SWITCH_PIECE;
-    }
     if (readable(lx))
         return count_piece(lx, (const unsigned char *)p, len, verdict);
     const struct held *h = &lx->held;

@@ -58,10 +58,6 @@ void sieve_links_set_hiding(sieve_links *lx, enum sieve_links_hiding h);
  * (bench/links-cost.c) took 18,422 canonicalizations against 13,930. */
 #define HREF_MAX       8192
 #define HREF_ARENA_MAX (512 * 1024)
-/* A <meta> charset is honoured in this many first bytes of the page... */
-#define SWITCH_WINDOW (64 * 1024)
-/* ...which reach libxml2 this many at a time. */
-#define SWITCH_PIECE 512
 
 /* A start tag read as libxml2's htmlParseStartTag() reads it. */
 enum tag_state {
@@ -134,6 +130,12 @@ struct lx_bares {
 bool lx_bare_push(sieve_links *lx, const unsigned char *const v[LX_BARE_ATTRS],
                   const size_t len[LX_BARE_ATTRS]);
 
+/* links-sniff.c: the page's first bytes a charset is looked for in. */
+#define LX_SNIFF_MAX 1024
+
+/* links-decode.c: a page's decoder to UTF-8. */
+typedef struct lx_decoder lx_decoder;
+
 struct sieve_links {
     htmlParserCtxtPtr ctxt;
     htmlSAXHandler sax;
@@ -155,7 +157,13 @@ struct sieve_links {
     char *stage;           /* small chunks wait here until flush_at bytes */
     size_t stage_len, stage_cap;
     size_t flush_at;
-    bool keep_nul;            /* a wide charset was given: NUL bytes are text */
+    /* Until the charset is known (links-sniff.c), the first bytes wait
+     * here; then the parser is made and they go first. */
+    bool deciding;
+    const char *given_conv; /* the caller's label's converter, or NULL */
+    unsigned char sniff[LX_SNIFF_MAX];
+    size_t sniff_len;
+    lx_decoder *dec;          /* NULL when libxml2 reads the bytes as they come */
     size_t max_ref;           /* longest attribute value worth canonicalizing */
     char *page;               /* canonical page URL */
     char *base;               /* current base: page or resolved <base href> */
@@ -218,6 +226,28 @@ static inline size_t lx_utf8_seq(const unsigned char *p, size_t len)
  * WHATWG Encoding Standard; NULL for any other label, and for the two
  * encodings read as undeclared (see there). */
 const char *lx_charset_conv(const char *label);
+
+/* links-sniff.c: the converter a byte order mark at p names ("UTF-8",
+ * "UTF-16LE", "UTF-16BE"), its length in *bom_len; NULL and 0 for none. */
+const char *lx_sniff_bom(const unsigned char *p, size_t len, size_t *bom_len);
+/* links-sniff.c: whether the len bytes at p may be the start of a byte
+ * order mark, so that more must come before it is known. */
+bool lx_sniff_bom_possible(const unsigned char *p, size_t len);
+/* links-sniff.c: the converter the first LX_SNIFF_MAX of the len bytes at
+ * p declare with a <meta>, read as the HTML standard's prescan reads
+ * them; NULL for none. A result found in fewer bytes stays the same
+ * whatever follows them. */
+const char *lx_sniff_meta(const unsigned char *p, size_t len);
+
+/* links-decode.c: a decoder from the charset of iconv name conv to UTF-8.
+ * SIEVE_OK, SIEVE_EINVAL when iconv has no such converter, SIEVE_ENOMEM. */
+int lx_decoder_new(lx_decoder **out, const char *conv);
+void lx_decoder_free(lx_decoder *d);
+/* links-decode.c: decodes len bytes of the page and hands the UTF-8 to
+ * lx_feed_text(); final also ends a sequence the page's end cut off. */
+void lx_decode(lx_decoder *d, const void *data, size_t len, bool final, sieve_links *lx);
+/* links.c: takes len bytes of UTF-8 (or of an undeclared page) on. */
+void lx_feed_text(sieve_links *lx, const char *p, size_t len);
 
 /* links.c: one call into libxml2 (see its comment there). */
 void lx_parse(sieve_links *lx, const char *p, size_t len, int terminate);

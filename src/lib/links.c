@@ -10,9 +10,11 @@
  *
  * libxml2 does the HTML work we must not get wrong ourselves: entity
  * decoding in attribute values (&amp;), case-folding of tag and attribute
- * names, unquoted attributes, recovery from broken markup, and charset
- * detection (BOM, <meta charset>; an undeclared page that is not UTF-8
- * falls back to ISO-8859-1). Its attribute values reach us as UTF-8.
+ * names, unquoted attributes, recovery from broken markup. It reads UTF-8
+ * only: the charset is decided first, as browsers decide it (links-sniff.c),
+ * and a page in another is decoded before libxml2 sees it (links-decode.c);
+ * an undeclared page that is not UTF-8 falls back to ISO-8859-1. Its
+ * attribute values reach us as UTF-8.
  *
  * Each link goes through sieve_canon_url() into one buffer of max_len + 1
  * bytes that lives as long as the extractor, except that a page's hrefs
@@ -22,7 +24,8 @@
  *
  * The extractor's other files: links-href.c resolves hrefs, links-bound.c keeps libxml2's work
  * linear in the page, links-squeeze.c keeps from libxml2 what no link depends on, links-charset.c
- * reads a caller's charset label as browsers do; links-internal.h has the state they share. */
+ * reads a charset label as browsers do, links-sniff.c finds the page's charset, links-decode.c
+ * decodes other charsets to UTF-8; links-internal.h has the state they share. */
 #include <libxml/HTMLparser.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
@@ -226,6 +229,8 @@ static void on_link(sieve_links *lx, const char *tag, const char *value, const x
 void lx_limit_depth(sieve_links *lx)
 {
     htmlParserCtxtPtr c = lx->ctxt;
+    if (c == NULL)
+        return; /* a Refresh header, read before the page */
     if (c->nameNr > SIEVE_LINKS_MAX_DEPTH) {
         c->nameTab[c->nameNr - 2] = c->nameTab[c->nameNr - 1];
         c->nameTab[--c->nameNr] = NULL;
@@ -397,6 +402,7 @@ void sieve_links_free(sieve_links *lx)
         return;
     if (lx->ctxt)
         htmlFreeParserCtxt(lx->ctxt);
+    lx_decoder_free(lx->dec);
     free(lx->page);
     free(lx->base);
     sieve_canon_base_free(lx->base_u);
@@ -409,12 +415,20 @@ void sieve_links_free(sieve_links *lx)
     free(lx);
 }
 
-/* Creates the push parser; a caller-given charset overrides the page's.
- * conv is the charset's converter (lx_charset_conv()), NULL for none. A
- * converter iconv does not have leaves the page undeclared, as a label
- * browsers do not know does. */
+/* Creates the push parser for a page in the charset of converter conv
+ * (NULL: undeclared). libxml2 reads UTF-8 only: a page in another
+ * charset is decoded first (links-decode.c), and one whose converter
+ * iconv does not have is read as undeclared, as a label browsers do not
+ * know is. The charset was decided before (links-sniff.c), so libxml2
+ * ignores what the page's <meta> tags say. */
 static int make_parser(sieve_links *lx, const char *conv)
 {
+    if (conv && strcmp(conv, "UTF-8") != 0) {
+        int rc = lx_decoder_new(&lx->dec, conv);
+        if (rc == SIEVE_ENOMEM)
+            return rc;
+        conv = rc == SIEVE_OK ? "UTF-8" : NULL;
+    }
     /* "UTF-8" gets libxml2's own converter, which lets bytes through as
      * they are. */
     xmlCharEncodingHandlerPtr enc = conv ? xmlFindCharEncodingHandler(conv) : NULL;
@@ -425,18 +439,16 @@ static int make_parser(sieve_links *lx, const char *conv)
             xmlCharEncCloseFunc(enc);
         return SIEVE_ENOMEM;
     }
-    int opt = HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_RECOVER;
+    int opt = HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_RECOVER |
+              HTML_PARSE_IGNORE_ENC;
     if (enc) {
-        opt |= HTML_PARSE_IGNORE_ENC;
         if (xmlSwitchToEncoding(lx->ctxt, enc) != 0)
             return SIEVE_EINVAL;
     } else {
         /* Read undeclared pages as UTF-8, as most of the web is. Without
          * this, libxml2 2.9 switches to ISO-8859-1 at the first non-ASCII
-         * byte, guessing from an http-equiv it may or may not have in its
-         * buffer yet - a result that would depend on the chunking. A
-         * <meta charset> still switches, and invalid UTF-8 still falls
-         * back to ISO-8859-1 from the bad byte on. */
+         * byte. Invalid UTF-8 still falls back to ISO-8859-1 from the bad
+         * byte on (lx_parse()). */
         lx->ctxt->charset = XML_CHAR_ENCODING_UTF8;
     }
     htmlCtxtUseOptions(lx->ctxt, opt);
@@ -464,9 +476,8 @@ int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_o
     lx->max_pending = opts->max_pending ? opts->max_pending : SIEVE_LINKS_MAX_PENDING;
     lx->flush_at = STAGE_MIN;
     lx->hiding = SIEVE_LINKS_HIDE_ALL;
-    const char *conv = opts->charset ? lx_charset_conv(opts->charset) : NULL;
-    /* In UTF-16, NUL bytes are parts of characters. */
-    lx->keep_nul = conv != NULL && strncmp(conv, "UTF-16", 6) == 0;
+    lx->given_conv = opts->charset ? lx_charset_conv(opts->charset) : NULL;
+    lx->deciding = true;
     lx->cap = sieve_canon_max_len(opts->canon) + 1;
     lx->max_ref = 4 * sieve_canon_max_len(opts->canon);
     lx->page = malloc(lx->cap);
@@ -480,7 +491,6 @@ int sieve_links_new(sieve_links **out, const char *page_url, const sieve_links_o
         memcpy(lx->base, lx->page, lx->cap);
         lx_memo_seeds(lx);
         lx->base_u = sieve_canon_parse_base(lx->base); /* NULL: the slower path */
-        st = make_parser(lx, conv);
     }
     if (st != SIEVE_OK) {
         sieve_links_free(lx);
@@ -724,20 +734,13 @@ int sieve_links_refresh(sieve_links *lx, const char *value, size_t len)
     return lx->err;
 }
 
-int sieve_links_feed(sieve_links *lx, const void *data, size_t len)
+void lx_feed_text(sieve_links *lx, const char *p, size_t len)
 {
-    if (!lx || (!data && len))
-        return SIEVE_EINVAL;
-    if (lx->finished)
-        return SIEVE_ESTATE;
-    if (lx->err || len == 0 || lx->stopped)
-        return lx->err;
     /* libxml2 ends an attribute value at a NUL byte, but its look-ahead
      * does not, so where a NUL falls in a chunk would change the links.
-     * HTML ignores NULs in markup anyway: they are dropped, except in
-     * UTF-16 and UTF-32 pages, where they are part of every character. */
-    const char *p = data;
-    const char *nul = lx->keep_nul ? NULL : memchr(p, 0, len);
+     * HTML ignores NULs in markup anyway: they are dropped (a UTF-16
+     * page's are dropped once it is decoded). */
+    const char *nul = memchr(p, 0, len);
     while (nul && !lx->err && !lx->stopped) {
         if (nul > p)
             feed_bytes(lx, p, (size_t)(nul - p));
@@ -747,6 +750,69 @@ int sieve_links_feed(sieve_links *lx, const void *data, size_t len)
     }
     if (len && !lx->err && !lx->stopped)
         feed_bytes(lx, p, len);
+}
+
+/* Takes bytes of the page as they came. */
+static void feed_page(sieve_links *lx, const void *data, size_t len, bool final)
+{
+    if (lx->dec)
+        lx_decode(lx->dec, data, len, final, lx);
+    else if (len)
+        lx_feed_text(lx, data, len);
+}
+
+/* Whether the bytes waiting tell the page's charset: a byte order mark,
+ * else the caller's label, else a <meta> in the first LX_SNIFF_MAX bytes
+ * (all of them, or the page's end, to know there is none). */
+static bool known(sieve_links *lx, bool end)
+{
+    if (!end && lx_sniff_bom_possible(lx->sniff, lx->sniff_len))
+        return false;
+    size_t bom;
+    if (lx_sniff_bom(lx->sniff, lx->sniff_len, &bom) || lx->given_conv || end)
+        return true;
+    return lx->sniff_len == LX_SNIFF_MAX || lx_sniff_meta(lx->sniff, lx->sniff_len);
+}
+
+/* The charset is known: the parser is made and the bytes that waited go. */
+static void decide(sieve_links *lx)
+{
+    size_t bom;
+    const char *conv = lx_sniff_bom(lx->sniff, lx->sniff_len, &bom);
+    if (!conv)
+        conv = lx->given_conv;
+    if (!conv)
+        conv = lx_sniff_meta(lx->sniff, lx->sniff_len);
+    lx->deciding = false;
+    int rc = make_parser(lx, conv);
+    if (rc) {
+        lx->err = rc;
+        return;
+    }
+    feed_page(lx, lx->sniff + bom, lx->sniff_len - bom, false);
+}
+
+int sieve_links_feed(sieve_links *lx, const void *data, size_t len)
+{
+    if (!lx || (!data && len))
+        return SIEVE_EINVAL;
+    if (lx->finished)
+        return SIEVE_ESTATE;
+    if (lx->err || len == 0 || lx->stopped)
+        return lx->err;
+    const unsigned char *p = data;
+    if (lx->deciding) {
+        size_t n = LX_SNIFF_MAX - lx->sniff_len < len ? LX_SNIFF_MAX - lx->sniff_len : len;
+        memcpy(lx->sniff + lx->sniff_len, p, n);
+        lx->sniff_len += n;
+        p += n;
+        len -= n;
+        if (!known(lx, false))
+            return SIEVE_OK;
+        decide(lx);
+    }
+    if (len && !lx->err && !lx->stopped)
+        feed_page(lx, p, len, false);
     return lx->err;
 }
 
@@ -756,7 +822,13 @@ int sieve_links_finish(sieve_links *lx)
         return SIEVE_EINVAL;
     if (lx->finished)
         return lx->err;
+    if (lx->deciding && !lx->err)
+        decide(lx);
     lx->finished = true;
+    if (lx->err || lx->stopped)
+        return lx->err;
+    if (lx->dec)
+        lx_decode(lx->dec, NULL, 0, true, lx);
     if (lx->err || lx->stopped)
         return lx->err;
     /* The staged bytes are counted like any others before the last call. */
