@@ -249,7 +249,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                       "<meta http-equiv=\"refresh\" content=\"0; url=/from-refresh-meta\">", NULL);
     if (strcmp(url, "/labels") == 0)
         return answer(c, 200, "text/html",
-                      "<a href=\"/label-ibm037\">e</a><a href=\"/label-latin1\">l</a>", NULL);
+                      "<a href=\"/label-ibm037\">e</a><a href=\"/label-latin1\">l</a>"
+                      "<a href=\"/meta-gb2312\">g</a><a href=\"/label-gbk\">k</a>",
+                      NULL);
+    /* gb2312 is GBK, whose 0x81 0x40 GB2312 lacks */
+    if (strcmp(url, "/meta-gb2312") == 0)
+        return answer(c, 200, "text/html",
+                      "<meta charset=\"gb2312\"><p>\x81\x40</p><a href=\"/after-gbk-char\">x</a>",
+                      NULL);
+    /* 0x81 0x7f is no GBK character: one U+FFFD, and the page goes on */
+    if (strcmp(url, "/label-gbk") == 0)
+        return answer(c, 200, "text/html; charset=gbk",
+                      "<p>\x81\x7f</p><a href=\"/after-bad-pair\">x</a>", NULL);
     if (strcmp(url, "/label-ibm037") == 0)
         return answer(c, 200, "text/html; charset=IBM037", "<a href=\"/from-ibm037\">x</a>", NULL);
     if (strcmp(url, "/label-latin1") == 0)
@@ -769,17 +780,22 @@ END_TEST
 
 /* A Content-Type's charset is read as browsers read it: a label they do
  * not know is ignored (an ASCII page labelled IBM037 still has its link),
- * and latin1 is windows-1252, whose 0x80 is the euro sign. */
+ * and latin1 is windows-1252, whose 0x80 is the euro sign. So is a
+ * <meta>'s, and a byte sequence the charset lacks ends no page. */
 START_TEST(charset_labels_are_read_as_browsers_read_them)
 {
     outcome *out = crawl_a("/labels");
-    int ebcdic = 0, euro = 0;
+    int ebcdic = 0, euro = 0, gbk_char = 0, bad_pair = 0;
     for (int i = 0; i < out->n; i++) {
         ebcdic += strstr(out->url[i], "/from-ibm037") != NULL;
         euro += strstr(out->url[i], "/euro-%E2%82%AC") != NULL;
+        gbk_char += strstr(out->url[i], "/after-gbk-char") != NULL;
+        bad_pair += strstr(out->url[i], "/after-bad-pair") != NULL;
     }
     ck_assert_int_eq(ebcdic, 1);
     ck_assert_int_eq(euro, 1);
+    ck_assert_int_eq(gbk_char, 1);
+    ck_assert_int_eq(bad_pair, 1);
     free(out);
 }
 END_TEST
