@@ -609,7 +609,7 @@ START_TEST(meta_charsets_as_browsers_read_them)
         /* gb2312 is GBK: 0x81 0x40 is a character, not the page's end */
         {"<meta charset=\"gb2312\"><p>\x81\x40</p><a href=\"/after\">x</a>"
          "<a href=\"/q?\xb0\xa1\">y</a>",
-         "a http://example.com/after\na http://example.com/q?%E5%95%8A\n"},
+         "a http://example.com/after\na http://example.com/q?%B0%A1\n"},
         {"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb2312\">"
          "<p>\x81\x40</p><a href=\"/after\">x</a>",
          "a http://example.com/after\n"},
@@ -701,6 +701,34 @@ START_TEST(rejected_bytes_do_not_end_the_page)
                              "<\0a\0 \0h\0r\0e\0f\0=\0/\0y\0\x00\xdc>\0";
     check_chunked("utf-16le", le, sizeof le - 1,
                   "a http://example.com/x\na http://example.com/y%EF%BF%BD\n");
+}
+END_TEST
+
+START_TEST(queries_are_written_in_the_page_charset)
+{
+    /* Browsers send a query's non-ASCII in the page's charset (the URL
+     * standard's "encoding" of the document); the path is UTF-8 always. */
+    static const struct {
+        const char *label, *page, *want;
+    } cases[] = {
+        {"windows-1252", "<a href=\"/q?\xe9&x=1#\xe9\"><a href=\"/\xe9?a\">",
+         "a http://example.com/q?%E9&x=1\na http://example.com/%C3%A9?a\n"},
+        {"gbk", "<a href=\"/s?\xd6\xd0\">", "a http://example.com/s?%D6%D0\n"},
+        {"shift_jis", "<a href=\"/s?q=\x93\x8c\">", "a http://example.com/s?q=%93%8C\n"},
+        {"iso-2022-jp", "<a href=\"/s?q=\x1b$BEl\x1b(B\">",
+         "a http://example.com/s?q=%1B$BEl%1B(B\n"},
+        {NULL, "<meta charset=euc-jp><a href=\"/s?q=\xc5\xec\">",
+         "a http://example.com/s?q=%C5%EC\n"},
+        /* a character the charset lacks is written as a numeric reference */
+        {"windows-1252", "<a href=\"/q?a=x&#x4E2D;\">", "a http://example.com/q?a=x&%2320013;\n"},
+        /* UTF-8 pages, UTF-16 ones and undeclared ones keep UTF-8 */
+        {"utf-8", "<a href=\"/s?q=\xc3\xa9\">", "a http://example.com/s?q=%C3%A9\n"},
+        {NULL, "<a href=\"/s?q=\xc3\xa9\">", "a http://example.com/s?q=%C3%A9\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_chunked(cases[i].label, cases[i].page, strlen(cases[i].page), cases[i].want);
+    static const char le[] = "\xff\xfe<\0a\0 \0h\0r\0e\0f\0=\0/\0?\0\xe9\0>\0";
+    check_chunked(NULL, le, sizeof le - 1, "a http://example.com/?%C3%A9\n");
 }
 END_TEST
 
@@ -1885,6 +1913,7 @@ int main(void)
     tcase_add_test(tc, meta_charsets_as_browsers_read_them);
     tcase_add_test(tc, byte_order_marks_come_first);
     tcase_add_test(tc, rejected_bytes_do_not_end_the_page);
+    tcase_add_test(tc, queries_are_written_in_the_page_charset);
     tcase_add_test(tc, api_contract);
     suite_add_tcase(s, tc);
     TCase *dense_tc = tcase_create("dense");

@@ -75,7 +75,11 @@
  * another charset than UTF-8 is decoded to UTF-8 with iconv before libxml2
  * sees it, and a byte sequence the charset has no character for becomes
  * U+FFFD, as in browsers: the page goes on (windows-1252's five bytes
- * iconv lacks are the C1 controls the standard maps them to).
+ * iconv lacks are the C1 controls the standard maps them to). On such a
+ * page, non-ASCII in a link's query is written in the page's charset and
+ * percent-encoded, as browsers send it (the URL standard's document
+ * encoding; a character the charset lacks becomes "&%23N;"), while the
+ * path is UTF-8; a UTF-16 page's queries are UTF-8.
  *
  * Threads: an extractor belongs to one thread at a time; extractors for
  * different pages may run in parallel, sharing one sieve_canon. Call

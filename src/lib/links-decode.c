@@ -16,12 +16,19 @@
  * libxml2 then reads UTF-8 only, which also lets links-squeeze.c keep
  * text and unneeded tags from it on such pages as on UTF-8 ones.
  *
+ * Queries. The URL standard parses a page's links with the page's
+ * encoding: non-ASCII in a query goes out in that charset, percent-
+ * encoded (a character it lacks as "&#N;"), so a search link on a
+ * Shift_JIS site names what the site expects. lx_query_encode() does
+ * that with a second iconv converter, opened on a page's first such link.
+ *
  * Bytes go through a fixed input buffer, so that a sequence cut by the
  * end of one feed is completed by the next, and the UTF-8 out through a
  * fixed output buffer: a decoder holds INPUT_CAP + OUTPUT_CAP bytes
  * whatever the page. */
 #include <errno.h>
 #include <iconv.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +43,11 @@
 
 struct lx_decoder {
     iconv_t cd;
+    const char *conv;  /* the page's charset, by iconv's name */
+    iconv_t query;     /* UTF-8 to it, for queries; opened when first needed */
+    bool query_failed; /* iconv could not open that: queries stay UTF-8 */
+    char *qbuf;        /* the last href with its query encoded */
+    size_t qcap;
     size_t unit;      /* bytes skipped past a rejected sequence */
     bool c1_controls; /* windows-1252: 0x81, 0x8d, 0x8f, 0x90, 0x9d are U+0081... */
     size_t in_len;    /* bytes waiting in in */
@@ -56,6 +68,11 @@ int lx_decoder_new(lx_decoder **out, const char *conv)
         free(d);
         return e == ENOMEM ? SIEVE_ENOMEM : SIEVE_EINVAL;
     }
+    d->conv = conv;
+    d->query = (iconv_t)-1;
+    d->query_failed = false;
+    d->qbuf = NULL;
+    d->qcap = 0;
     d->unit = strncmp(conv, "UTF-16", 6) == 0 ? 2 : 1;
     d->c1_controls = strcmp(conv, "WINDOWS-1252") == 0;
     d->in_len = d->out_len = 0;
@@ -68,6 +85,9 @@ void lx_decoder_free(lx_decoder *d)
     if (!d)
         return;
     iconv_close(d->cd);
+    if (d->query != (iconv_t)-1)
+        iconv_close(d->query);
+    free(d->qbuf);
     free(d);
 }
 
@@ -150,4 +170,111 @@ void lx_decode(lx_decoder *d, const void *data, size_t len, bool final, sieve_li
     }
     if (!lx->err && !lx->stopped)
         flush_out(d, lx);
+}
+
+/* ---- queries ---- */
+
+/* Bytes the URL standard percent-encodes in a query of an http(s) URL
+ * (the special-query percent-encode set), and any byte from 0x80 up. */
+static bool query_escaped(unsigned char c)
+{
+    return c <= 0x20 || c >= 0x7f || c == '"' || c == '#' || c == '<' || c == '>' || c == '\'';
+}
+
+static void put_escaped(char **o, unsigned char c)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    if (!query_escaped(c)) {
+        *(*o)++ = (char)c;
+        return;
+    }
+    *(*o)++ = '%';
+    *(*o)++ = hex[c >> 4];
+    *(*o)++ = hex[c & 15];
+}
+
+/* The code point of the UTF-8 sequence at p (n bytes, valid). */
+static unsigned long code_point(const unsigned char *p, size_t n)
+{
+    unsigned long v = p[0] & (0x7fu >> n);
+    for (size_t k = 1; k < n; k++)
+        v = v << 6 | (p[k] & 0x3fu);
+    return n == 1 ? p[0] : v;
+}
+
+/* Encodes the UTF-8 query q (n bytes) in the page's charset, escaped,
+ * at o; returns the end. A character the charset lacks becomes "&#N;"
+ * with its '#' escaped, as the standard's encoder writes it. o has room
+ * for 12 bytes a byte of q. */
+static char *encode_query(lx_decoder *d, const unsigned char *q, size_t n, char *o)
+{
+    char buf[64];
+    iconv(d->query, NULL, NULL, NULL, NULL);
+    size_t i = 0;
+    while (i < n) {
+        size_t len = lx_utf8_seq(q + i, n - i);
+        if (q[i] < 0x80)
+            len = 1;
+        if (len == 0) { /* libxml2 hands over UTF-8; this never happens */
+            put_escaped(&o, q[i++]);
+            continue;
+        }
+        char *in = (char *)(q + i), *out = buf;
+        size_t il = len, ol = sizeof buf;
+        if (iconv(d->query, &in, &il, &out, &ol) == (size_t)-1) {
+            o += sprintf(o, "&%%23%lu;", code_point(q + i, len));
+        } else {
+            for (char *b = buf; b < out; b++)
+                put_escaped(&o, (unsigned char)*b);
+        }
+        i += len;
+    }
+    /* a stateful charset (ISO-2022-JP) returns to ASCII at the end */
+    char *out = buf;
+    size_t ol = sizeof buf;
+    iconv(d->query, NULL, NULL, &out, &ol);
+    for (char *b = buf; b < out; b++)
+        put_escaped(&o, (unsigned char)*b);
+    return o;
+}
+
+size_t lx_query_encode(lx_decoder *d, const char *value, size_t n, const char **out)
+{
+    *out = value;
+    /* UTF-16 pages' queries are UTF-8 (the standard's output encoding). */
+    if (!d || d->unit == 2 || d->query_failed)
+        return n;
+    const char *q = memchr(value, '?', n);
+    if (!q)
+        return n;
+    size_t start = (size_t)(q - value) + 1;
+    const char *hash = memchr(value + start, '#', n - start);
+    size_t end = hash ? (size_t)(hash - value) : n;
+    size_t k = start;
+    while (k < end && (unsigned char)value[k] < 0x80)
+        k++;
+    if (k == end)
+        return n;
+    if (d->query == (iconv_t)-1) {
+        d->query = iconv_open(d->conv, "UTF-8");
+        if (d->query == (iconv_t)-1) {
+            d->query_failed = true;
+            return n;
+        }
+    }
+    size_t need = start + 12 * (end - start) + (n - end) + 16;
+    if (need > d->qcap) {
+        char *b = realloc(d->qbuf, need);
+        if (!b)
+            return n; /* left in UTF-8: a link all the same */
+        d->qbuf = b;
+        d->qcap = need;
+    }
+    memcpy(d->qbuf, value, start);
+    char *o = encode_query(d, (const unsigned char *)value + start, end - start, d->qbuf + start);
+    memcpy(o, value + end, n - end);
+    o += n - end;
+    *o = '\0';
+    *out = d->qbuf;
+    return (size_t)(o - d->qbuf);
 }

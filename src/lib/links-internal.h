@@ -246,6 +246,11 @@ void lx_decoder_free(lx_decoder *d);
 /* links-decode.c: decodes len bytes of the page and hands the UTF-8 to
  * lx_feed_text(); final also ends a sequence the page's end cut off. */
 void lx_decode(lx_decoder *d, const void *data, size_t len, bool final, sieve_links *lx);
+/* links-decode.c: the href value (n bytes of UTF-8) with its query in
+ * the page's charset, percent-encoded, as the URL standard has browsers
+ * encode it: *out is value itself (and n returned) when there is nothing
+ * to encode, else a buffer d keeps until the next call. NULL d: nothing. */
+size_t lx_query_encode(lx_decoder *d, const char *value, size_t n, const char **out);
 /* links.c: takes len bytes of UTF-8 (or of an undeclared page) on. */
 void lx_feed_text(sieve_links *lx, const char *p, size_t len);
 

@@ -203,6 +203,10 @@ static void on_link(sieve_links *lx, const char *tag, const char *value, const x
                        .raw_len = n > lx->max_ref ? 0 : n,
                        .tag = tag,
                        .nofollow = nofollow};
+    /* A page in another charset writes non-ASCII in a query in its own
+     * charset, as browsers send it (links-decode.c). */
+    if (n <= lx->max_ref)
+        n = lx_query_encode(lx->dec, value, n, &value);
     /* A value too long to canonicalize is refused by its length alone. */
     if (n > lx->max_ref)
         link.status = sieve_canon_url(lx->canon, lx->base, value, n, lx->out, lx->cap, &link.info);
