@@ -610,6 +610,8 @@ START_TEST(meta_charsets_as_browsers_read_them)
         {"<meta charset=\"gb2312\"><p>\x81\x40</p><a href=\"/after\">x</a>"
          "<a href=\"/q?\xb0\xa1\">y</a>",
          "a http://example.com/after\na http://example.com/q?%B0%A1\n"},
+        /* and GBK is decoded as GB18030: four-byte sequences too (U+0080) */
+        {"<meta charset=\"gbk\"><a href=\"/\x81\x30\x81\x30\">", "a http://example.com/%C2%80\n"},
         {"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb2312\">"
          "<p>\x81\x40</p><a href=\"/after\">x</a>",
          "a http://example.com/after\n"},

@@ -62,7 +62,9 @@ int lx_decoder_new(lx_decoder **out, const char *conv)
     lx_decoder *d = malloc(sizeof *d);
     if (!d)
         return SIEVE_ENOMEM;
-    d->cd = iconv_open("UTF-8", conv);
+    /* The standard decodes GBK as GB18030, four-byte sequences too; its
+     * encoder for GBK pages writes two-byte GBK only (queries below). */
+    d->cd = iconv_open("UTF-8", strcmp(conv, "GBK") == 0 ? "GB18030" : conv);
     if (d->cd == (iconv_t)-1) {
         int e = errno;
         free(d);
