@@ -713,8 +713,9 @@ START_TEST(queries_are_written_in_the_page_charset)
     static const struct {
         const char *label, *page, *want;
     } cases[] = {
-        {"windows-1252", "<a href=\"/q?\xe9&x=1#\xe9\"><a href=\"/\xe9?a\">",
-         "a http://example.com/q?%E9&x=1\na http://example.com/%C3%A9?a\n"},
+        {"windows-1252", "<a href=\"/q?\xe9&x=1#\xe9\"><a href=\"/\xe9?a\"><a href=\"/b#?\xe9\">",
+         "a http://example.com/q?%E9&x=1\na http://example.com/%C3%A9?a\n"
+         "a http://example.com/b\n"},
         {"gbk", "<a href=\"/s?\xd6\xd0\">", "a http://example.com/s?%D6%D0\n"},
         {"shift_jis", "<a href=\"/s?q=\x93\x8c\">", "a http://example.com/s?q=%93%8C\n"},
         {"iso-2022-jp", "<a href=\"/s?q=\x1b$BEl\x1b(B\">",

@@ -25,7 +25,8 @@
  * Bytes go through a fixed input buffer, so that a sequence cut by the
  * end of one feed is completed by the next, and the UTF-8 out through a
  * fixed output buffer: a decoder holds INPUT_CAP + OUTPUT_CAP bytes
- * whatever the page. */
+ * whatever the page, and its encoded href at most twelve bytes for each
+ * byte of the longest href it was given (which max_ref bounds). */
 #include <errno.h>
 #include <iconv.h>
 #include <stdio.h>
@@ -246,12 +247,12 @@ size_t lx_query_encode(lx_decoder *d, const char *value, size_t n, const char **
     /* UTF-16 pages' queries are UTF-8 (the standard's output encoding). */
     if (!d || d->unit == 2 || d->query_failed)
         return n;
-    const char *q = memchr(value, '?', n);
+    const char *hash = memchr(value, '#', n);
+    size_t end = hash ? (size_t)(hash - value) : n;
+    const char *q = memchr(value, '?', end);
     if (!q)
         return n;
     size_t start = (size_t)(q - value) + 1;
-    const char *hash = memchr(value + start, '#', n - start);
-    size_t end = hash ? (size_t)(hash - value) : n;
     size_t k = start;
     while (k < end && (unsigned char)value[k] < 0x80)
         k++;

@@ -768,12 +768,12 @@ static void feed_page(sieve_links *lx, const void *data, size_t len, bool final)
 /* Whether the bytes waiting tell the page's charset: a byte order mark,
  * else the caller's label, else a <meta> in the first LX_SNIFF_MAX bytes
  * (all of them, or the page's end, to know there is none). */
-static bool known(sieve_links *lx, bool end)
+static bool known(sieve_links *lx)
 {
-    if (!end && lx_sniff_bom_possible(lx->sniff, lx->sniff_len))
+    if (lx_sniff_bom_possible(lx->sniff, lx->sniff_len))
         return false;
     size_t bom;
-    if (lx_sniff_bom(lx->sniff, lx->sniff_len, &bom) || lx->given_conv || end)
+    if (lx_sniff_bom(lx->sniff, lx->sniff_len, &bom) || lx->given_conv)
         return true;
     return lx->sniff_len == LX_SNIFF_MAX || lx_sniff_meta(lx->sniff, lx->sniff_len);
 }
@@ -811,7 +811,7 @@ int sieve_links_feed(sieve_links *lx, const void *data, size_t len)
         lx->sniff_len += n;
         p += n;
         len -= n;
-        if (!known(lx, false))
+        if (!known(lx))
             return SIEVE_OK;
         decide(lx);
     }
