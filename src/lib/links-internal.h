@@ -161,6 +161,7 @@ struct sieve_links {
      * here; then the parser is made and they go first. */
     bool deciding;
     const char *given_conv; /* the caller's label's converter, or NULL */
+    const char *meta_conv;  /* what the prescan of the bytes so far found */
     unsigned char sniff[LX_SNIFF_MAX];
     size_t sniff_len;
     lx_decoder *dec;          /* NULL when libxml2 reads the bytes as they come */

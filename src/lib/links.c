@@ -767,7 +767,8 @@ static void feed_page(sieve_links *lx, const void *data, size_t len, bool final)
 
 /* Whether the bytes waiting tell the page's charset: a byte order mark,
  * else the caller's label, else a <meta> in the first LX_SNIFF_MAX bytes
- * (all of them, or the page's end, to know there is none). */
+ * (all of them, or the page's end, to know there is none). The <meta>'s
+ * converter is kept for decide(): the prescan runs once a feed. */
 static bool known(sieve_links *lx)
 {
     if (lx_sniff_bom_possible(lx->sniff, lx->sniff_len))
@@ -775,18 +776,20 @@ static bool known(sieve_links *lx)
     size_t bom;
     if (lx_sniff_bom(lx->sniff, lx->sniff_len, &bom) || lx->given_conv)
         return true;
-    return lx->sniff_len == LX_SNIFF_MAX || lx_sniff_meta(lx->sniff, lx->sniff_len);
+    lx->meta_conv = lx_sniff_meta(lx->sniff, lx->sniff_len);
+    return lx->sniff_len == LX_SNIFF_MAX || lx->meta_conv;
 }
 
-/* The charset is known: the parser is made and the bytes that waited go. */
-static void decide(sieve_links *lx)
+/* The charset is known: the parser is made and the bytes that waited go.
+ * At the page's end known() may not have run on all of them. */
+static void decide(sieve_links *lx, bool end)
 {
     size_t bom;
     const char *conv = lx_sniff_bom(lx->sniff, lx->sniff_len, &bom);
     if (!conv)
         conv = lx->given_conv;
     if (!conv)
-        conv = lx_sniff_meta(lx->sniff, lx->sniff_len);
+        conv = end ? lx_sniff_meta(lx->sniff, lx->sniff_len) : lx->meta_conv;
     lx->deciding = false;
     int rc = make_parser(lx, conv);
     if (rc) {
@@ -813,7 +816,7 @@ int sieve_links_feed(sieve_links *lx, const void *data, size_t len)
         len -= n;
         if (!known(lx))
             return SIEVE_OK;
-        decide(lx);
+        decide(lx, false);
     }
     if (len && !lx->err && !lx->stopped)
         feed_page(lx, p, len, false);
@@ -827,7 +830,7 @@ int sieve_links_finish(sieve_links *lx)
     if (lx->finished)
         return lx->err;
     if (lx->deciding && !lx->err)
-        decide(lx);
+        decide(lx, true);
     lx->finished = true;
     if (lx->err || lx->stopped)
         return lx->err;
