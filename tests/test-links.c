@@ -524,6 +524,20 @@ START_TEST(invalid_utf8_and_charsets)
 }
 END_TEST
 
+/* The page read whole and in chunks of every size up to 17 bytes gives
+ * want, with the caller's label (NULL: none). */
+static void check_chunked(const char *label, const char *page, size_t len, const char *want)
+{
+    sieve_links_opts o = defaults();
+    o.charset = label;
+    for (size_t step = 0; step <= 17; step++) {
+        sink s = run(PAGE, &o, page, len, step);
+        ck_assert_msg(strcmp(s.text, want) == 0, "%s, step %zu: got\n%swant\n%s",
+                      label ? label : "no label", step, s.text, want);
+        free(s.text);
+    }
+}
+
 /* A charset label is read as browsers read it (the WHATWG Encoding
  * Standard's table): some labels name another encoding than iconv gives
  * them, and a label browsers do not know is ignored, the page read as
@@ -555,13 +569,8 @@ START_TEST(charset_labels_as_browsers_read_them)
         {"utf8", "<a href=\"/\xc3\xa9\">", "a http://example.com/%C3%A9\n"},
         {"unicode-1-1-utf-8", "<a href=\"/\xc3\xa9\">", "a http://example.com/%C3%A9\n"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        sieve_links_opts o = defaults();
-        o.charset = cases[i].label;
-        sink s = run(PAGE, &o, cases[i].page, strlen(cases[i].page), 0);
-        ck_assert_msg(strcmp(s.text, cases[i].want) == 0, "\"%s\": %s", cases[i].label, s.text);
-        free(s.text);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_chunked(cases[i].label, cases[i].page, strlen(cases[i].page), cases[i].want);
 
     /* "utf-16" and "unicode" are UTF-16LE, "unicodefffe" UTF-16BE: their
      * NULs are parts of characters. */
@@ -576,30 +585,10 @@ START_TEST(charset_labels_as_browsers_read_them)
         {"unicodefffe", be, sizeof be - 1},
         {"utf-16be", be, sizeof be - 1},
     };
-    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++) {
-        sieve_links_opts o = defaults();
-        o.charset = wide[i].label;
-        sink s = run(PAGE, &o, wide[i].page, wide[i].len, 0);
-        ck_assert_msg(strcmp(s.text, "a http://example.com/w\n") == 0, "%s: %s", wide[i].label,
-                      s.text);
-        free(s.text);
-    }
+    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++)
+        check_chunked(wide[i].label, wide[i].page, wide[i].len, "a http://example.com/w\n");
 }
 END_TEST
-
-/* The page read whole and in chunks of every size up to 17 bytes gives
- * want, with the caller's label (NULL: none). */
-static void check_chunked(const char *label, const char *page, size_t len, const char *want)
-{
-    sieve_links_opts o = defaults();
-    o.charset = label;
-    for (size_t step = 0; step <= 17; step++) {
-        sink s = run(PAGE, &o, page, len, step);
-        ck_assert_msg(strcmp(s.text, want) == 0, "%s, step %zu: got\n%swant\n%s",
-                      label ? label : "no label", step, s.text, want);
-        free(s.text);
-    }
-}
 
 START_TEST(meta_charsets_as_browsers_read_them)
 {
