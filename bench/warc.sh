@@ -14,6 +14,10 @@
 #   none   no archive
 #   warc   --warc WORKDIR/runs/bench.warc (plain)
 #   gz     --warc WORKDIR/runs/bench.warc.gz (with --gz)
+#   tmpfs  --warc DIR/bench.warc on a tmpfs (with --tmpfs DIR): the plain
+#          archive without the disk's part (ext4's write path, writeback,
+#          the fsyncs and the disk's interrupts), so that a run splits
+#          what the crawler's own work costs from what the file system's does
 #
 # Before each crawl the archive of the one before is removed, the site
 # read into the page cache again (warm_site in crawl.sh), the disk synced
@@ -71,6 +75,8 @@ memory of each, and the ratio of pages/s with an archive to without.
                       (bench/gen-dense.c), as in bench/crawl.sh
   --reps R            rounds; the report shows medians (default 5)
   --gz                also crawl with a .gz archive (compressed on threads)
+  --tmpfs DIR         also crawl with a plain archive in DIR, a tmpfs (such as
+                      /dev/shm): the archive's cost without the disk's
   --base PATH         a second sieve binary, run in the same rounds
   --concurrency N     total concurrent transfers (default 16)
   --workers W         sieve worker threads; each gets N/W transfers (default 2)
@@ -86,9 +92,11 @@ EOF
 }
 
 PAGES=20000
+GZ=0
 REPS=5
 KINDS="none warc"
 BASE=""
+TMPFS=""
 CMDLINE="bench/warc.sh $*"
 
 parse_warc_args() {
@@ -96,7 +104,8 @@ parse_warc_args() {
         case $1 in
         --pages) PAGES=${2:?}; shift 2; continue ;;
         --site) SITE=${2:?}; shift 2; continue ;;
-        --gz) KINDS="none warc gz"; shift; continue ;;
+        --gz) GZ=1; shift; continue ;;
+        --tmpfs) TMPFS=${2:?}; shift 2; continue ;;
         --base) BASE=${2:?}; shift 2; continue ;;
         esac
         shared_option "$@"
@@ -113,6 +122,12 @@ parse_warc_args() {
         bad "bad port '$PORT'"
     fi
     [[ -z $BASE || -x $BASE ]] || bad "--base $BASE: not an executable"
+    ((GZ)) && KINDS="$KINDS gz"
+    if [[ -n $TMPFS ]]; then
+        [[ -d $TMPFS && -w $TMPFS ]] || bad "--tmpfs $TMPFS: not a writable directory"
+        [[ $(df --output=fstype "$TMPFS" | tail -n 1) == tmpfs ]] || bad "--tmpfs $TMPFS: not on a tmpfs"
+        KINDS="$KINDS tmpfs"
+    fi
     [[ $WORKDIR == /* ]] || WORKDIR=$PWD/$WORKDIR
 }
 
@@ -122,12 +137,14 @@ crawl_kind() {
     local tf=$WORKDIR/runs/$tag-$rep.time out=$WORKDIR/runs/$tag-$rep.out
     local rec=$WORKDIR/runs/$tag-$rep.jsonl archive=() rc=0
     rm -f "$WORKDIR"/runs/*.warc "$WORKDIR"/runs/*.warc.gz
+    if [[ -n $TMPFS ]]; then rm -f "$TMPFS"/sieve-warcbench-*.warc; fi
     warm_site "$SITE_DIR"
     sync
     sleep 2
     case $kind in
     warc) archive=(--warc "$WORKDIR/runs/$tag-$rep.warc") ;;
     gz) archive=(--warc "$WORKDIR/runs/$tag-$rep.warc.gz") ;;
+    tmpfs) archive=(--warc "$TMPFS/sieve-warcbench-$tag-$rep.warc") ;;
     esac
     local idle0 idle1 refaults0 refaults1
     refaults0=$(refaults)
@@ -299,6 +316,7 @@ warc_main() {
     echo "new: $("$SIEVE" --version 2>&1 | head -n1) ($SIEVE)"
     [[ -n $BASE ]] && echo "base: $("$BASE" --version 2>&1 | head -n1) ($BASE)"
     echo "archive: $(df -T "$WORKDIR/runs" | awk 'NR == 2 { print $2 }') file system under $WORKDIR/runs"
+    if [[ -n $TMPFS ]]; then echo "tmpfs: the archive of kind tmpfs under $TMPFS"; fi
     make_site "$PAGES"
     read -r _ pages _ files _ missing _ urls <<<"$SITE_COUNTS"
     echo "site: $pages HTML pages, $files files, $missing missing pages linked: $urls URLs; $SITE_NOTE"
@@ -319,6 +337,7 @@ warc_main() {
     done
     stop_nginx
     rm -f "$WORKDIR"/runs/*.warc "$WORKDIR"/runs/*.warc.gz
+    if [[ -n $TMPFS ]]; then rm -f "$TMPFS"/sieve-warcbench-*.warc; fi
     warc_report
     warc_intervals
     echo
