@@ -681,6 +681,11 @@ START_TEST(rejected_bytes_do_not_end_the_page)
         /* windows-1252's five bytes iconv leaves out are C1 controls */
         {"windows-1252", "<a href=\"/\x81\x8d\x8f\x90\x9d\">",
          "a http://example.com/%C2%81%C2%8D%C2%8F%C2%90%C2%9D\n"},
+        /* a lone 0x80 is the euro sign in gb18030 and on GBK pages, and
+         * U+0080 in Shift_JIS; as a GBK trail byte it is read with its lead */
+        {"gbk", "<a href=\"/\x80\">", "a http://example.com/%E2%82%AC\n"},
+        {"gb18030", "<a href=\"/\x80\x81\x80\">", "a http://example.com/%E2%82%AC%E4%BA%90\n"},
+        {"shift_jis", "<a href=\"/\x80\">", "a http://example.com/%C2%80\n"},
         /* a sequence the page's end cuts off */
         {"gbk", "<a href=/x>\x81", "a http://example.com/x\n"},
     };
@@ -706,6 +711,9 @@ START_TEST(queries_are_written_in_the_page_charset)
          "a http://example.com/q?%E9&x=1\na http://example.com/%C3%A9?a\n"
          "a http://example.com/b\n"},
         {"gbk", "<a href=\"/s?\xd6\xd0\">", "a http://example.com/s?%D6%D0\n"},
+        /* the euro sign: 0x80 on a GBK page, two bytes in gb18030 */
+        {"gbk", "<a href=\"/s?\x80\">", "a http://example.com/s?%80\n"},
+        {"gb18030", "<a href=\"/s?\x80\">", "a http://example.com/s?%A2%E3\n"},
         {"shift_jis", "<a href=\"/s?q=\x93\x8c\">", "a http://example.com/s?q=%93%8C\n"},
         {"iso-2022-jp", "<a href=\"/s?q=\x1b$BEl\x1b(B\">",
          "a http://example.com/s?q=%1B$BEl%1B(B\n"},

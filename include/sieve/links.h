@@ -74,8 +74,10 @@
  * declaring it is windows-1252, as in the standard's prescan). A page in
  * another charset than UTF-8 is decoded to UTF-8 with iconv before libxml2
  * sees it, and a byte sequence the charset has no character for becomes
- * U+FFFD, as in browsers: the page goes on (windows-1252's five bytes
- * iconv lacks are the C1 controls the standard maps them to). On such a
+ * U+FFFD, as in browsers: the page goes on (the lone bytes iconv rejects
+ * but the standard maps are read as it maps them: windows-1252's five C1
+ * controls, 0x80 as the euro sign in gb18030 and GBK and as U+0080 in
+ * Shift_JIS). On such a
  * page, non-ASCII in a link's query is written in the page's charset and
  * percent-encoded, as browsers send it (the URL standard's document
  * encoding; a character the charset lacks becomes "&%23N;"), while the

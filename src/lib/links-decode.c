@@ -9,9 +9,11 @@
  * this: iconv converts, and where it rejects a sequence one U+FFFD goes
  * out and the next byte (the next code unit in UTF-16) is tried again, so
  * an ASCII byte that a broken sequence swallowed, such as the '<' after a
- * lone lead byte, still counts. The five bytes iconv leaves undefined in
- * windows-1252 are the C1 controls of the same value there, as the
- * standard's index has them.
+ * lone lead byte, still counts. A few lone bytes that iconv rejects are
+ * characters in the standard, and put_rejected() writes those: the five
+ * bytes undefined in windows-1252 are the C1 controls of the same value,
+ * 0x80 is the euro sign in gb18030 (and so on GBK pages) and U+0080 in
+ * Shift_JIS.
  *
  * libxml2 then reads UTF-8 only, which also lets links-squeeze.c keep
  * text and unneeded tags from it on such pages as on UTF-8 ones.
@@ -49,10 +51,11 @@ struct lx_decoder {
     bool query_failed; /* iconv could not open that: queries stay UTF-8 */
     char *qbuf;        /* the last href with its query encoded */
     size_t qcap;
-    size_t unit;      /* bytes skipped past a rejected sequence */
-    bool c1_controls; /* windows-1252: 0x81, 0x8d, 0x8f, 0x90, 0x9d are U+0081... */
-    size_t in_len;    /* bytes waiting in in */
-    size_t out_len;   /* bytes waiting in out */
+    size_t unit;         /* bytes skipped past a rejected sequence */
+    bool c1_controls;    /* windows-1252: 0x81, 0x8d, 0x8f, 0x90, 0x9d are U+0081... */
+    const char *byte_80; /* what a lone 0x80 is, in UTF-8, where iconv rejects it */
+    size_t in_len;       /* bytes waiting in in */
+    size_t out_len;      /* bytes waiting in out */
     char in[INPUT_CAP];
     char out[OUTPUT_CAP];
 };
@@ -78,6 +81,9 @@ int lx_decoder_new(lx_decoder **out, const char *conv)
     d->qcap = 0;
     d->unit = strncmp(conv, "UTF-16", 6) == 0 ? 2 : 1;
     d->c1_controls = strcmp(conv, "WINDOWS-1252") == 0;
+    d->byte_80 = strcmp(conv, "GBK") == 0 || strcmp(conv, "GB18030") == 0 ? "\xe2\x82\xac"
+                 : strcmp(conv, "WINDOWS-31J") == 0                       ? "\xc2\x80"
+                                                                          : NULL;
     d->in_len = d->out_len = 0;
     *out = d;
     return SIEVE_OK;
@@ -101,13 +107,19 @@ static void flush_out(lx_decoder *d, sieve_links *lx)
     d->out_len = 0;
 }
 
-/* Puts the UTF-8 for a byte iconv rejected: its C1 control in
- * windows-1252, U+FFFD otherwise. */
+/* Puts the UTF-8 for a byte iconv rejected: the character the standard
+ * has for it alone (see the top), U+FFFD otherwise. */
 static void put_rejected(lx_decoder *d, sieve_links *lx, unsigned char b)
 {
     if (OUTPUT_CAP - d->out_len < 3)
         flush_out(d, lx);
     char *o = d->out + d->out_len;
+    if (b == 0x80 && d->byte_80) {
+        size_t n = strlen(d->byte_80);
+        memcpy(o, d->byte_80, n);
+        d->out_len += n;
+        return;
+    }
     if (d->c1_controls && (b == 0x81 || b == 0x8d || b == 0x8f || b == 0x90 || b == 0x9d)) {
         o[0] = (char)0xc2;
         o[1] = (char)b;
