@@ -538,15 +538,25 @@ static void check_chunked(const char *label, const char *page, size_t len, const
     }
 }
 
+/* A page, the caller's label for it (NULL: none) and the links it gives. */
+struct charset_case {
+    const char *label, *page, *want;
+};
+
+/* check_chunked() for each of the n cases. */
+static void check_cases(const struct charset_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        check_chunked(c[i].label, c[i].page, strlen(c[i].page), c[i].want);
+}
+
 /* A charset label is read as browsers read it (the WHATWG Encoding
  * Standard's table): some labels name another encoding than iconv gives
  * them, and a label browsers do not know is ignored, the page read as
  * undeclared, instead of decoding an ASCII page into nothing. */
 START_TEST(charset_labels_as_browsers_read_them)
 {
-    static const struct {
-        const char *label, *page, *want;
-    } cases[] = {
+    static const struct charset_case cases[] = {
         /* not in the table: ignored (iconv would read EBCDIC, UTF-32, ...) */
         {"IBM037", "<a href=\"/x\">", "a http://example.com/x\n"},
         {"utf-32", "<a href=\"/x\">", "a http://example.com/x\n"},
@@ -569,8 +579,7 @@ START_TEST(charset_labels_as_browsers_read_them)
         {"utf8", "<a href=\"/\xc3\xa9\">", "a http://example.com/%C3%A9\n"},
         {"unicode-1-1-utf-8", "<a href=\"/\xc3\xa9\">", "a http://example.com/%C3%A9\n"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        check_chunked(cases[i].label, cases[i].page, strlen(cases[i].page), cases[i].want);
+    check_cases(cases, sizeof cases / sizeof *cases);
 
     /* "utf-16" and "unicode" are UTF-16LE, "unicodefffe" UTF-16BE: their
      * NULs are parts of characters. */
@@ -662,9 +671,7 @@ START_TEST(rejected_bytes_do_not_end_the_page)
     /* Browsers decode a sequence the charset has no character for as
      * U+FFFD and read on; so must the extractor, or the links after it
      * are lost. */
-    static const struct {
-        const char *label, *page, *want;
-    } cases[] = {
+    static const struct charset_case cases[] = {
         {"gbk", "<p>\x81\x7f</p><a href=\"/after\">", "a http://example.com/after\n"},
         {"shift_jis", "<p>\x85\x40 \xfd\xfd</p><a href=\"/after\">",
          "a http://example.com/after\n"},
@@ -689,8 +696,7 @@ START_TEST(rejected_bytes_do_not_end_the_page)
         /* a sequence the page's end cuts off */
         {"gbk", "<a href=/x>\x81", "a http://example.com/x\n"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        check_chunked(cases[i].label, cases[i].page, strlen(cases[i].page), cases[i].want);
+    check_cases(cases, sizeof cases / sizeof *cases);
 
     /* A lone UTF-16 surrogate is one U+FFFD: the units after it are read */
     static const char le[] = "<\0a\0 \0h\0r\0e\0f\0=\0/\0x\0>\0\x00\xd8"
@@ -704,9 +710,7 @@ START_TEST(queries_are_written_in_the_page_charset)
 {
     /* Browsers send a query's non-ASCII in the page's charset (the URL
      * standard's "encoding" of the document); the path is UTF-8 always. */
-    static const struct {
-        const char *label, *page, *want;
-    } cases[] = {
+    static const struct charset_case cases[] = {
         {"windows-1252", "<a href=\"/q?\xe9&x=1#\xe9\"><a href=\"/\xe9?a\"><a href=\"/b#?\xe9\">",
          "a http://example.com/q?%E9&x=1\na http://example.com/%C3%A9?a\n"
          "a http://example.com/b\n"},
@@ -725,8 +729,7 @@ START_TEST(queries_are_written_in_the_page_charset)
         {"utf-8", "<a href=\"/s?q=\xc3\xa9\">", "a http://example.com/s?q=%C3%A9\n"},
         {NULL, "<a href=\"/s?q=\xc3\xa9\">", "a http://example.com/s?q=%C3%A9\n"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        check_chunked(cases[i].label, cases[i].page, strlen(cases[i].page), cases[i].want);
+    check_cases(cases, sizeof cases / sizeof *cases);
     static const char le[] = "\xff\xfe<\0a\0 \0h\0r\0e\0f\0=\0/\0?\0\xe9\0>\0";
     check_chunked(NULL, le, sizeof le - 1, "a http://example.com/?%C3%A9\n");
 }
