@@ -4,7 +4,8 @@
  * The input becomes a file: as it is, or (by its first byte) its rest
  * deflated into one to four gzip members, the last one possibly cut
  * short, so that the fuzzer's WARC text also reaches the reader through
- * inflate. Then the file is indexed (sieve_warc_index()), its last
+ * inflate. Then the file is indexed (sieve_warc_index() with a sort
+ * budget so small that its lines go through runs on disk), its last
  * complete record found (sieve_warc_complete_end()), and it is opened for
  * appending as a resumed crawl opens its archive (sieve_warc_open() with
  * SIEVE_WARC_APPEND), which cuts a torn tail or refuses the file. The
@@ -22,6 +23,7 @@
 
 #include "scratch.h"
 #include "sieve/warc.h"
+#include "warc-internal.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -107,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (stat(path, &st) != 0)
         abort();
     const char *paths[] = {path};
-    sieve_warc_index(paths, 1, devnull, NULL);
+    warc_index_sorted(paths, 1, devnull, NULL, 256, 2);
     uint64_t end = 0, records = 0;
     int rc = sieve_warc_complete_end(path, &end, &records);
     if (end > (uint64_t)st.st_size || (rc == SIEVE_OK && records == 0 && end != 0))

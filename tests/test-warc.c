@@ -10,6 +10,7 @@
  * reader of the test's own (zlib's gzip inflate, a header parse), not
  * only through the library's reader. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,6 +29,7 @@
 
 #include <openssl/sha.h>
 
+#include "cdxj-sort.h"
 #include "sieve/warc.h"
 #include "warc-internal.h"
 
@@ -2271,6 +2273,91 @@ START_TEST(surt_keys)
 }
 END_TEST
 
+/* The index of paths with the sort's budget and fan-in, as a string. */
+static char *index_with(const char *const *paths, size_t n, size_t budget, size_t fanin)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_int_eq(warc_index_sorted(paths, n, f, NULL, budget, fanin), SIEVE_OK);
+    fclose(f);
+    return text;
+}
+
+static size_t entries_in(const char *path)
+{
+    DIR *d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+START_TEST(index_sorts_in_runs)
+{
+    make_dir();
+    static const unsigned char body[] = "<html><body>a page</body></html>";
+    const char *names[] = {"a.warc", "b.warc.gz"};
+    for (int k = 0; k < 2; k++) {
+        sieve_warc_options o;
+        sieve_warc_options_init(&o);
+        sieve_warc *w = open_archive(path_in(names[k]), &o);
+        for (int i = 0; i < (k ? 100 : 300); i++) {
+            char url[128];
+            /* spread over keys, so that every run holds lines of all */
+            snprintf(url, sizeof url, "http://h%d.example.com/p/%d?q=%d", (i * 7919) % 13,
+                     (i * 104729) % 301, i);
+            fetch_spec s = {.url = url, .body = body, .body_len = sizeof body - 1};
+            ck_assert_int_eq(put_fetch(w, &s, NULL), SIEVE_OK);
+        }
+        ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    }
+    /* a file given twice is indexed twice: equal lines must all stay */
+    const char *paths[] = {path_in(names[0]), path_in(names[1]), path_in(names[0])};
+    char *whole = index_with(paths, 3, CDXJ_SORT_BUDGET, CDXJ_SORT_FANIN);
+    size_t lines = 0;
+    char *copy = strdup(whole), *save = NULL, *prev = NULL;
+    for (char *l = strtok_r(copy, "\n", &save); l; prev = l, l = strtok_r(NULL, "\n", &save)) {
+        ck_assert_msg(!prev || strcmp(prev, l) <= 0, "line %zu is out of order", lines + 1);
+        lines++;
+    }
+    free(copy);
+    ck_assert_uint_eq(lines, 700);
+    /* a budget of one byte makes every line a run of its own */
+    size_t fds = entries_in("/proc/self/fd");
+    const size_t budgets[] = {1, 700, 5000, 40000};
+    const size_t fanins[] = {2, 3, 64};
+    for (size_t b = 0; b < 4; b++) {
+        for (size_t f = 0; f < 3; f++) {
+            char *runs = index_with(paths, 3, budgets[b], fanins[f]);
+            ck_assert_msg(strcmp(runs, whole) == 0, "budget %zu, fan-in %zu: another index",
+                          budgets[b], fanins[f]);
+            free(runs);
+        }
+    }
+    /* the runs were unnamed files beside the archives: none is left,
+     * nor open */
+    ck_assert_uint_eq(entries_in(dir), 2);
+    ck_assert_uint_eq(entries_in("/proc/self/fd"), fds);
+    free(whole);
+    remove_dir();
+}
+END_TEST
+
+START_TEST(a_sort_run_that_cannot_be_written_fails)
+{
+    cdxj_sort *s;
+    ck_assert_int_eq(cdxj_sort_new(&s, 1, 2, "/nonexistent/sieve-test"), SIEVE_OK);
+    ck_assert_int_eq(cdxj_sort_add(s, "b 1 {}"), SIEVE_OK); /* a line alone stays */
+    ck_assert_int_eq(cdxj_sort_add(s, "a 1 {}"), SIEVE_EIO);
+    cdxj_sort_free(s);
+    ck_assert_int_eq(cdxj_sort_new(&s, 1, 1, "/tmp"), SIEVE_EINVAL);
+    ck_assert_int_eq(cdxj_sort_new(&s, 0, 2, "/tmp"), SIEVE_EINVAL);
+}
+END_TEST
+
 /* ---- the contract ---- */
 
 START_TEST(argument_errors)
@@ -2661,6 +2748,8 @@ int main(void)
     tcase_add_test(tc, big_body_gzip);
     tcase_add_test(tc, gzip_blocks_at_the_spool_limit);
     tcase_add_test(tc, surt_keys);
+    tcase_add_test(tc, index_sorts_in_runs);
+    tcase_add_test(tc, a_sort_run_that_cannot_be_written_fails);
     tcase_add_test(tc, argument_errors);
     tcase_add_test(tc, files_of_an_archive);
     tcase_add_test(tc, dates_are_utc);

@@ -427,8 +427,12 @@ SIEVE_API int sieve_warc_complete_end(const char *path, uint64_t *end, uint64_t 
  * A torn last record is left out and logged. Returns SIEVE_OK; SIEVE_ETRUNCATED
  * when a file ended in a torn record (the index holds the rest);
  * SIEVE_EFORMAT, SIEVE_EIO (a file could not be read, or out written):
- * nothing is written then; SIEVE_ENOMEM; SIEVE_EINVAL. The lines are
- * sorted in memory (about 300 bytes a record). lg may be NULL. */
+ * nothing is written then; SIEVE_ENOMEM; SIEVE_EINVAL. The lines (about
+ * 300 bytes a record) are sorted in at most 64 MiB of memory; a larger
+ * index is sorted in runs, unnamed temporary files beside the first
+ * archive (in $TMPDIR, or /tmp, when that directory cannot be written),
+ * then merged: it needs free disk space a little over its own size
+ * there, and SIEVE_EIO says when that failed. lg may be NULL. */
 SIEVE_API int sieve_warc_index(const char *const *paths, size_t n, FILE *out,
                                const sieve_logger *lg);
 

@@ -22,14 +22,17 @@
  * numbers in other bases - is not reproduced: crawled URLs come
  * canonicalized by curl, which has already done it.
  *
- * Lines are collected in memory and sorted once at the end; an index of
- * millions of records would want an external merge sort. */
+ * The lines are sorted once all files are read (so a file that cannot
+ * be read leaves nothing written), in bounded memory: an index past
+ * CDXJ_SORT_BUDGET is sorted in runs on disk and merged (cdxj-sort.c). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cdxj-sort.h"
 #include "warc-internal.h"
 
 /* Most of an HTTP head read from a record for its status and type. */
@@ -536,38 +539,8 @@ static int index_line(const warc_rec *rec, const warc_buf *http, const char *fil
     return rc;
 }
 
-/* The lines of all files, before sorting. */
-typedef struct lines {
-    char **v;
-    size_t n, cap;
-} lines;
-
-static int lines_add(lines *l, const warc_buf *line)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 1024;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return SIEVE_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
-    char *s = strdup(line->data);
-    if (!s)
-        return SIEVE_ENOMEM;
-    l->v[l->n++] = s;
-    return SIEVE_OK;
-}
-
-static void lines_free(lines *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
-}
-
-/* Indexes one file's records into l. */
-static int index_file(const char *path, lines *l, const sieve_logger *lg)
+/* Indexes one file's records into the sorter. */
+static int index_file(const char *path, cdxj_sort *l, const char *runs, const sieve_logger *lg)
 {
     warc_reader *r;
     int rc = warc_reader_open(&r, path);
@@ -580,6 +553,7 @@ static int index_file(const char *path, lines *l, const sieve_logger *lg)
     head_capture cap = {0};
     warc_buf line = {0};
     warc_rec rec;
+    bool sorting = false; /* the sorter failed, not the archive */
     for (;;) {
         cap.head.len = 0;
         if (warc_buf_add(&cap.head, "", 0)) {
@@ -591,12 +565,17 @@ static int index_file(const char *path, lines *l, const sieve_logger *lg)
             break;
         bool skip;
         rc = cap.failed ? SIEVE_ENOMEM : index_line(&rec, &cap.head, filename, &line, &skip);
-        if (!rc && !skip)
-            rc = lines_add(l, &line);
         if (rc)
             break;
+        if (!skip && (rc = cdxj_sort_add(l, line.data)) != SIEVE_OK) {
+            sorting = true;
+            break;
+        }
     }
-    if (rc == SIEVE_EDRAINED)
+    if (sorting && rc == SIEVE_EIO)
+        sieve_log(lg, SIEVE_LOG_ERROR, "warc-index: cannot write a sort run in %s: %s", runs,
+                  strerror(errno));
+    else if (rc == SIEVE_EDRAINED)
         rc = SIEVE_OK;
     else if (rc == SIEVE_ETRUNCATED)
         sieve_log(lg, SIEVE_LOG_WARN, "warc-index: %s: torn record at offset %llu left out", path,
@@ -614,33 +593,53 @@ static int index_file(const char *path, lines *l, const sieve_logger *lg)
     return rc;
 }
 
-int sieve_warc_index(const char *const *paths, size_t n, FILE *out, const sieve_logger *lg)
+/* Where the sort's runs go: beside the first archive, where there is
+ * room for the archive and so for its index, unless that directory
+ * cannot be written (an archive read from a read-only mount). */
+static char *runs_dir(const char *first)
+{
+    const char *slash = first ? strrchr(first, '/') : NULL;
+    char *dir = slash ? strndup(first, slash == first ? 1 : (size_t)(slash - first)) : strdup(".");
+    if (dir && access(dir, W_OK | X_OK) != 0) {
+        free(dir);
+        const char *tmp = getenv("TMPDIR");
+        dir = strdup(tmp && *tmp ? tmp : "/tmp");
+    }
+    return dir;
+}
+
+int warc_index_sorted(const char *const *paths, size_t n, FILE *out, const sieve_logger *lg,
+                      size_t budget, size_t fanin)
 {
     if ((!paths && n) || !out)
         return SIEVE_EINVAL;
-    lines l = {0};
-    int rc = SIEVE_OK, torn = SIEVE_OK;
-    for (size_t i = 0; i < n && (!rc || rc == SIEVE_ETRUNCATED); i++) {
+    for (size_t i = 0; i < n; i++)
         if (!paths[i])
-            return lines_free(&l), SIEVE_EINVAL;
-        rc = index_file(paths[i], &l, lg);
+            return SIEVE_EINVAL;
+    char *dir = runs_dir(n ? paths[0] : NULL);
+    cdxj_sort *l = NULL;
+    int rc = dir ? cdxj_sort_new(&l, budget, fanin, dir) : SIEVE_ENOMEM;
+    int torn = SIEVE_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = index_file(paths[i], l, dir, lg);
         if (rc == SIEVE_ETRUNCATED)
-            torn = rc;
+            torn = rc, rc = SIEVE_OK;
     }
-    if (rc && rc != SIEVE_ETRUNCATED) {
-        lines_free(&l);
-        return rc;
-    }
-    rc = SIEVE_OK;
-    if (l.n)
-        qsort(l.v, l.n, sizeof *l.v, cmp_str);
-    for (size_t i = 0; i < l.n; i++)
-        if (fputs(l.v[i], out) == EOF || putc('\n', out) == EOF)
+    if (!rc) {
+        rc = cdxj_sort_write(l, out);
+        if (!rc && fflush(out) != 0)
             rc = SIEVE_EIO;
-    if (!rc && fflush(out) != 0)
-        rc = SIEVE_EIO;
-    if (rc == SIEVE_EIO)
-        sieve_log(lg, SIEVE_LOG_ERROR, "warc-index: cannot write the index: %s", strerror(errno));
-    lines_free(&l);
+        if (rc == SIEVE_EIO)
+            sieve_log(lg, SIEVE_LOG_ERROR,
+                      "warc-index: cannot write the index (or its sort runs in %s): %s", dir,
+                      strerror(errno));
+    }
+    cdxj_sort_free(l);
+    free(dir);
     return rc ? rc : torn;
+}
+
+int sieve_warc_index(const char *const *paths, size_t n, FILE *out, const sieve_logger *lg)
+{
+    return warc_index_sorted(paths, n, out, lg, CDXJ_SORT_BUDGET, CDXJ_SORT_FANIN);
 }

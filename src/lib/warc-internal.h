@@ -11,6 +11,7 @@
  * warc-names.c    the names of an archive's files, numbered in a series
  * warc-read.c     reading records back, plain or gzip members
  * cdxj.c          SURT keys and the CDXJ index
+ * cdxj-sort.c     its lines sorted in bounded memory (cdxj-sort.h)
  *
  * None of it is exported; the tests reach it through the static library. */
 #ifndef SIEVE_WARC_INTERNAL_H
@@ -147,6 +148,12 @@ typedef struct warc_spool {
 
 /* dir and pool are kept by reference; pool NULL stores the block raw. */
 void warc_spool_init(warc_spool *s, const char *dir, size_t limit, warc_zpool *pool);
+
+/* A temporary file in dir with no name (O_TMPFILE, or a name unlinked at
+ * once), read-write: closing it frees its space, and a kill leaves
+ * nothing. The fd, or -1 with errno set. */
+int warc_open_tmp(const char *dir);
+
 /* SIEVE_OK, SIEVE_EIO or SIEVE_ENOMEM. */
 int warc_spool_write(warc_spool *s, const void *data, size_t len);
 /* Ends the block: a gzip spool's deflate stream is finished and given
@@ -274,5 +281,10 @@ bool warc_field(const char *header, size_t header_len, const char *name, warc_bu
 
 /* The SURT key warcio's cdx-index makes of url, malloc'd; NULL on ENOMEM. */
 char *warc_surt(const char *url);
+
+/* sieve_warc_index() with its sort's memory budget and merge fan-in
+ * (cdxj-sort.h) given: the tests make them small. */
+int warc_index_sorted(const char *const *paths, size_t n, FILE *out, const sieve_logger *lg,
+                      size_t budget, size_t fanin);
 
 #endif

@@ -167,7 +167,7 @@ void warc_spool_init(warc_spool *s, const char *dir, size_t limit, warc_zpool *p
     s->crc = (uint32_t)crc32(0L, Z_NULL, 0);
 }
 
-static int open_tmp(const char *dir)
+int warc_open_tmp(const char *dir)
 {
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd >= 0)
@@ -188,7 +188,7 @@ static int open_tmp(const char *dir)
 static int flush_mem(warc_spool *s)
 {
     if (s->fd < 0) {
-        s->fd = open_tmp(s->dir);
+        s->fd = warc_open_tmp(s->dir);
         if (s->fd < 0)
             return SIEVE_EIO;
     }
