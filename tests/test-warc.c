@@ -2525,6 +2525,89 @@ START_TEST(warcio_agrees)
 }
 END_TEST
 
+/* Appends a record: "WARC/1.0", the fields given (each ending in CRLF),
+ * the Content-Length of block, the block, and the CRLF CRLF after it. */
+static void put_record(FILE *f, const char *fields, const char *block)
+{
+    fprintf(f, "WARC/1.0\r\n%sContent-Length: %zu\r\n\r\n%s\r\n\r\n", fields, strlen(block), block);
+}
+
+/* Records as other writers make them, which sieve never writes: revisit,
+ * resource and metadata records, a WARC 1.0 <URI>, dates without
+ * fractions, a sha256 digest, types and statuses that need JSON escapes.
+ * warcio must make the same index of them. */
+START_TEST(warcio_agrees_on_other_writers_records)
+{
+    const char *script = getenv("WARCIO_CHECK");
+    const char *prefix = getenv("WARCIO_PREFIX");
+    const char *mjs = getenv("WARCIO_CHECK_MJS");
+    ck_assert_msg(script && prefix && mjs, "WARCIO_CHECK, WARCIO_PREFIX, WARCIO_CHECK_MJS unset");
+    make_dir();
+    FILE *f = fopen(path_in("other.warc"), "w");
+    ck_assert_ptr_nonnull(f);
+    put_record(f,
+               "WARC-Type: warcinfo\r\nWARC-Date: 2026-11-24T10:00:00Z\r\n"
+               "WARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000001>\r\n"
+               "Content-Type: application/warc-fields\r\n",
+               "software: another crawler\r\n");
+    put_record(f,
+               "WARC-Type: response\r\nWARC-Date: 2026-11-24T10:00:01Z\r\n"
+               "WARC-Target-URI: <http://www.example.com/a/b?y=2&x=1>\r\n"
+               "WARC-Payload-Digest: sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\r\n"
+               "Content-Type: application/http; msgtype=response\r\n",
+               "HTTP/1.0 404 Not Found\r\nContent-Type: text/html; x=\"a\\b\"\r\n\r\nnot here");
+    put_record(f,
+               "WARC-Type: revisit\r\nWARC-Date: 2026-11-24T10:00:02Z\r\n"
+               "WARC-Target-URI: http://example.com/again\r\n"
+               "WARC-Profile: http://netpreserve.org/warc/1.0/revisit/identical-payload-digest\r\n"
+               "WARC-Payload-Digest: sha1:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB\r\n"
+               "Content-Type: application/http; msgtype=response\r\n",
+               "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n");
+    put_record(f,
+               "WARC-Type: resource\r\nWARC-Date: 2026-11-24T10:00:03.5Z\r\n"
+               "WARC-Target-URI: http://example.com/img.png\r\n"
+               "WARC-Payload-Digest: sha256:cafe:tail\r\nContent-Type: image/png\r\n",
+               "\x89PNG");
+    put_record(f,
+               "WARC-Type: metadata\r\nWARC-Date: 2026-11-24T10:00:04Z\r\n"
+               "WARC-Target-URI: http://example.com/img.png\r\n"
+               "Content-Type: application/warc-fields\r\n",
+               "outlink: http://example.com/\r\n");
+    put_record(f,
+               "WARC-Type: metadata\r\nWARC-Date: 2026-11-24T10:00:05Z\r\n"
+               "WARC-Target-URI: metadata://example.com/notes\r\n"
+               "Content-Type: text/plain\r\n",
+               "a note");
+    put_record(f,
+               "WARC-Type: request\r\nWARC-Date: 2026-11-24T10:00:06Z\r\n"
+               "WARC-Target-URI: http://example.com/\r\n"
+               "Content-Type: application/http; msgtype=request\r\n",
+               "GET / HTTP/1.1\r\nHost: example.com\r\n\r\n");
+    put_record(
+        f,
+        "WARC-Type: response\r\nWARC-Date: 2026-11-24T10:00:07Z\r\n"
+        "WARC-Target-URI: https://EXAMPLE.org:443/%7Ex/../y?b&a\r\n"
+        "Content-Type: application/http; msgtype=response\r\n",
+        "HTTP/1.1 302 Found\r\nLocation: /z\r\nContent-Type: Text/HTML;charset=UTF-8\r\n\r\n");
+    put_record(f,
+               "WARC-Type: response\r\nWARC-Date: 2026-11-24T10:00:08Z\r\n"
+               "WARC-Target-URI: http://example.com/q?a=\"b\\c\"&t=x\ty\x01z\x7f\r\n"
+               "Content-Type: application/http; msgtype=response\r\n",
+               "HTTP/1.1 200 OK\r\nContent-Type: text/x\\\"y\x02\r\n\r\n");
+    ck_assert_int_eq(fclose(f), 0);
+    const char *paths[] = {path_in("other.warc")};
+    FILE *out = fopen(path_in("ours.cdxj"), "w");
+    ck_assert_int_eq(sieve_warc_index(paths, 1, out, NULL), SIEVE_OK);
+    fclose(out);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "bash '%s' '%s' '%s' --index-only '%s' '%s'", script, prefix, mjs,
+             path_in("ours.cdxj"), paths[0]);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "warcio disagrees (status %d)", st);
+    remove_dir();
+}
+END_TEST
+
 /* WARC-Date is UTC with microseconds, as gmtime_r() has it, over four
  * centuries of leap years and both sides of 1970. */
 START_TEST(dates_are_utc)
@@ -2772,6 +2855,7 @@ int main(void)
     TCase *wi = tcase_create("warcio");
     tcase_set_timeout(wi, 240);
     tcase_add_test(wi, warcio_agrees);
+    tcase_add_test(wi, warcio_agrees_on_other_writers_records);
     suite_add_tcase(s, wi);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_ENV);

@@ -1,7 +1,7 @@
 // warc-check.mjs - warcio (the Webrecorder project's JavaScript WARC
 // library) as an independent judge of sieve's WARC files.
 //
-// usage: node warc-check.mjs WARCIO_PREFIX OURS.cdxj FILE...
+// usage: node warc-check.mjs WARCIO_PREFIX [--index-only] OURS.cdxj FILE...
 //
 // For every file, warcio's parser must read every record; each record's
 // block must match its WARC-Block-Digest and Content-Length, each HTTP
@@ -10,14 +10,20 @@
 // record that the others name; each request is followed by the response
 // it names in WARC-Concurrent-To, and warcio parses that response's HTTP
 // head. Then `warcio cdx-index` of the files, sorted, must equal OURS.cdxj
-// line for line. Prints what differs and exits 1 on any difference.
+// line for line. With --index-only, only that: for files another
+// writer made, which need not follow sieve's own conventions. Prints what
+// differs and exits 1 on any difference.
 import { createReadStream, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [prefix, oursPath, ...files] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const prefix = args.shift();
+const indexOnly = args[0] === "--index-only";
+if (indexOnly) args.shift();
+const [oursPath, ...files] = args;
 const pkg = join(prefix, "node_modules", "warcio");
 const { WARCParser } = await import(pathToFileURL(join(pkg, "dist", "index.js")).href);
 
@@ -53,7 +59,7 @@ function headEnd(block) {
 }
 
 let records = 0;
-for (const file of files) {
+for (const file of indexOnly ? [] : files) {
   // Pass 1: raw blocks and digests.
   let warcinfo = null, pending = null, n = 0;
   const parser = new WARCParser(createReadStream(file), { parseHttp: false });

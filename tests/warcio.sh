@@ -2,7 +2,7 @@
 # Runs warc-check.mjs with warcio, the Webrecorder project's JavaScript
 # WARC library, installed from the npm registry into PREFIX (under the
 # build tree) the first time; later runs need no network.
-# usage: warcio.sh PREFIX WARC-CHECK.mjs OURS.cdxj WARC-FILE...
+# usage: warcio.sh PREFIX WARC-CHECK.mjs [--index-only] OURS.cdxj WARC-FILE...
 set -euo pipefail
 prefix=$1
 shift
