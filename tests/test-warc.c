@@ -1114,6 +1114,36 @@ static void say_into(void *ctx, sieve_log_level level, const char *msg)
     snprintf(s->last, sizeof s->last, "%s", msg);
 }
 
+/* A spool in a directory of another file system (tmpfs beside an
+ * archive on disk): copy_file_range() refuses to cross file systems
+ * (EXDEV), and the block is copied through a buffer instead. */
+START_TEST(a_spool_on_another_file_system_is_copied)
+{
+    make_dir();
+    struct stat a, b;
+    ck_assert_int_eq(stat(dir, &a), 0);
+    if (stat("/dev/shm", &b) != 0 || a.st_dev == b.st_dev) {
+        remove_dir();
+        return; /* no second file system here: big_body covers the rest */
+    }
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    o.spool_memory = 4096;
+    o.tmp_dir = "/dev/shm";
+    sieve_warc *w = open_archive(path_in("x.warc"), &o);
+    unsigned char *body = pattern(300000, 9);
+    fetch_spec s = {
+        .url = "http://127.0.0.1:8917/x", .body = body, .body_len = 300000, .chunk = 7000};
+    sieve_warc_fetch_result res;
+    ck_assert_int_eq(put_fetch(w, &s, &res), SIEVE_OK);
+    check_response(&res, &s, false);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    check_file(path_in("x.warc"));
+    free(body);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(a_spool_that_fails_says_where_and_why)
 {
     make_dir();
@@ -2820,6 +2850,7 @@ int main(void)
     tcase_add_test(tc, batch_rotates);
     tcase_add_test(tc, batch_write_fails);
     tcase_add_test(tc, a_spool_that_fails_says_where_and_why);
+    tcase_add_test(tc, a_spool_on_another_file_system_is_copied);
     tcase_add_test(tc, a_rotation_without_its_warcinfo_takes_no_fetch);
     tcase_add_test(tc, rotation_plain);
     tcase_add_test(tc, rotation_gzip);
