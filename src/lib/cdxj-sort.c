@@ -14,12 +14,11 @@
  * Merges take `fanin` runs at a time, as a log-structured store does:
  * a run written from the arena is of level 0, and as soon as the newest
  * fanin runs share a level they are merged into one run of the next. So
- * each line is rewritten once per level, log_fanin of the number of
- * arenas (two levels below 64 arenas, three below 4,096: 256 GB with the
- * default budget), and at most fanin runs wait at each level. At the
- * end, the smallest runs are merged until at most fanin are left, and
- * those into the output. A run waiting is a file descriptor and nothing
- * else: the stdio buffers exist only while a run is written or merged.
+ * a line goes to disk once per level, and fewer than fanin runs wait at
+ * each: with the defaults (64 MiB, 64 runs) once for an index below
+ * 4 GiB, twice below 256 GiB. At the end, the newest runs, the smallest,
+ * are merged until at most fanin are left, and those into the output. A run waiting is a file
+ * descriptor and nothing else: the stdio buffers exist only while a run is written or merged.
  *
  * Runs are unnamed files (O_TMPFILE, or a name unlinked at once) in the
  * directory the caller gives: nothing is left behind by a kill, and
@@ -33,7 +32,6 @@
 #include <unistd.h>
 
 #include "cdxj-sort.h"
-#include "io.h"
 #include "warc-internal.h"
 
 /* The stdio buffer of each run while it is written or merged. */
@@ -187,7 +185,8 @@ static int spill(cdxj_sort *s)
     int rc = f ? SIEVE_OK : SIEVE_EIO;
     for (size_t i = 0; i < s->n && !rc; i++) {
         const char *line = s->at[i].p;
-        if (fwrite(line, 1, strlen(line) + 1, f) == 0)
+        size_t len = strlen(line) + 1;
+        if (fwrite(line, 1, len, f) != len)
             rc = SIEVE_EIO;
     }
     if (f && fclose(f) != 0 && !rc)
