@@ -24,12 +24,15 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1128,6 +1131,146 @@ START_TEST(every_attempt_of_a_retried_url_is_archived)
 }
 END_TEST
 
+/* ---- a server that drops each connection's second request ---- */
+
+/* It answers the first request on a connection, reads the second and
+ * closes the connection without a word, as a server does whose
+ * keep-alive timeout ran out just as the request came. curl then sends
+ * the request again on a fresh connection (a reused connection that
+ * died before any byte came back), and the archive sees two request
+ * heads in one transfer. */
+static int drop_listener = -1;
+static pthread_t drop_acceptor;
+static atomic_uint drop_answered, drop_dropped;
+
+/* Reads one request head; its path into path (256 bytes). False at the
+ * end of the connection (or after 10 s of silence). */
+static bool read_request(int fd, char path[256])
+{
+    char head[4096];
+    size_t n = 0;
+    while (n < sizeof head - 1) {
+        ssize_t k = read(fd, head + n, sizeof head - 1 - n);
+        if (k <= 0)
+            return false;
+        n += (size_t)k;
+        head[n] = '\0';
+        if (strstr(head, "\r\n\r\n") != NULL)
+            break;
+    }
+    return sscanf(head, "GET %255s ", path) == 1;
+}
+
+static void *drop_connection(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    struct timeval tv = {.tv_sec = 10};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char path[256];
+    if (read_request(fd, path)) {
+        char body[512], reply[1024];
+        if (strcmp(path, "/") == 0)
+            snprintf(body, sizeof body,
+                     "<a href=/p1>1</a><a href=/p2>2</a><a href=/p3>3</a>"
+                     "<a href=/p4>4</a><a href=/p5>5</a>");
+        else
+            snprintf(body, sizeof body, "<html><body>page %s</body></html>", path);
+        int n = snprintf(reply, sizeof reply,
+                         "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %zu\r\n"
+                         "\r\n%s",
+                         strlen(body), body);
+        if (write(fd, reply, (size_t)n) == n)
+            atomic_fetch_add(&drop_answered, 1);
+        if (read_request(fd, path))
+            atomic_fetch_add(&drop_dropped, 1);
+    }
+    close(fd);
+    return NULL;
+}
+
+static void *drop_accept(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        int fd = accept(drop_listener, NULL, NULL);
+        if (fd < 0)
+            return NULL; /* the listener was shut down */
+        pthread_t t;
+        if (pthread_create(&t, NULL, drop_connection, (void *)(intptr_t)fd) == 0)
+            pthread_detach(t);
+        else
+            close(fd);
+    }
+}
+
+static void start_drop_server(void)
+{
+    make_tmpdir();
+    web_pid = 0;
+    atomic_store(&drop_answered, 0);
+    atomic_store(&drop_dropped, 0);
+    drop_listener = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    ck_assert_int_eq(bind(drop_listener, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(drop_listener, 16), 0);
+    ck_assert_int_eq(getsockname(drop_listener, (struct sockaddr *)&sa, &len), 0);
+    port = ntohs(sa.sin_port);
+    snprintf(base, sizeof base, "http://127.0.0.1:%u/", port);
+    ck_assert_int_eq(pthread_create(&drop_acceptor, NULL, drop_accept, NULL), 0);
+}
+
+static void stop_drop_server(void)
+{
+    shutdown(drop_listener, SHUT_RDWR);
+    pthread_join(drop_acceptor, NULL);
+    close(drop_listener);
+    stop_web();
+}
+
+/* Each page's request, sent twice by curl where the first connection was
+ * dropped, is archived once, with its one response: the first head is
+ * dropped with the fetch it began. warcio reads every record right. */
+START_TEST(a_request_sent_again_on_a_new_connection_is_archived_once)
+{
+    tmp_name warc = tmp_path("again.warc");
+    tmp_name cdxj = tmp_path("again.cdxj");
+    const char *args[] = {"--warc",        warc.s, "--cdxj",          cdxj.s, "--workers", "1",
+                          "--concurrency", "1",    "--ignore-robots", NULL};
+    crawl_ok(args);
+    ck_assert_uint_eq(atomic_load(&drop_answered), 6);
+    ck_assert_msg(atomic_load(&drop_dropped) >= 1, "curl never sent a request again");
+
+    char *files[] = {warc.s};
+    warc_set set = {0};
+    verdict v = judge_files(files, 1, cdxj.s, &set);
+    ck_assert_uint_eq(v.records, 6);
+    ck_assert_uint_eq(v.responses, 6);
+    const char *paths[] = {"/", "/p1", "/p2", "/p3", "/p4", "/p5"};
+    for (size_t i = 0; i < 6; i++) {
+        char url[128];
+        snprintf(url, sizeof url, "http://127.0.0.1:%u%s", port, paths[i]);
+        size_t requests = 0, responses = 0;
+        for (size_t k = 0; k < set.n; k++) {
+            const wrec *r = &set.r[k];
+            if (strcmp(r->uri, url) != 0)
+                continue;
+            if (strcmp(r->type, "request") == 0) {
+                requests++;
+                /* one head, not the two curl sent */
+                const char *end = strstr(r->block, "\r\n\r\n");
+                ck_assert_msg(end != NULL && (size_t)(end + 4 - r->block) == r->block_len,
+                              "%s: the request record holds %.200s", paths[i], r->block);
+            }
+            responses += strcmp(r->type, "response") == 0;
+        }
+        ck_assert_msg(requests == 1 && responses == 1, "%s: %zu requests, %zu responses archived",
+                      paths[i], requests, responses);
+    }
+    warc_set_free(&set);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("archive");
@@ -1160,6 +1303,11 @@ static Suite *suite(void)
     tcase_add_checked_fixture(retries, start_flaky_server, stop_flaky_server);
     tcase_add_loop_test(retries, every_attempt_of_a_retried_url_is_archived, 0, 2);
     suite_add_tcase(s, retries);
+    TCase *resent = tcase_create("sent again");
+    tcase_set_timeout(resent, 60);
+    tcase_add_checked_fixture(resent, start_drop_server, stop_drop_server);
+    tcase_add_test(resent, a_request_sent_again_on_a_new_connection_is_archived_once);
+    suite_add_tcase(s, resent);
     return s;
 }
 
