@@ -1179,8 +1179,10 @@ static void *drop_connection(void *arg)
                          "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %zu\r\n"
                          "\r\n%s",
                          strlen(body), body);
-        if (write(fd, reply, (size_t)n) == n)
-            atomic_fetch_add(&drop_answered, 1);
+        /* counted first: the crawl may end as soon as the bytes are out */
+        atomic_fetch_add(&drop_answered, 1);
+        if (write(fd, reply, (size_t)n) != n)
+            atomic_fetch_sub(&drop_answered, 1);
         if (read_request(fd, path))
             atomic_fetch_add(&drop_dropped, 1);
     }
