@@ -440,6 +440,38 @@ START_TEST(sighup_reopens_the_output_without_losing_a_line)
 }
 END_TEST
 
+/* A seen-set far too small fills up: 20,000 seeds into a Bloom filter
+ * sized for one URL set every bit. The crawl goes on and ends, says so
+ * once, and its stats stay JSON (the infinite estimate is null). */
+START_TEST(a_full_seen_set_is_said_once_and_the_crawl_ends)
+{
+    char out[128], stats[128], seeds[128];
+    path_in_tmp(out, sizeof out, "records.jsonl");
+    path_in_tmp(stats, sizeof stats, "stats.jsonl");
+    path_in_tmp(seeds, sizeof seeds, "seeds.txt");
+    FILE *fp = fopen(seeds, "w");
+    ck_assert_ptr_nonnull(fp);
+    for (int i = 0; i < 20000; i++)
+        fprintf(fp, "%sp/x%d\n", base, i);
+    ck_assert_int_eq(fclose(fp), 0);
+    const char *args[] = {"crawl",   "--delay", "0",  "--capacity", "1",   "--max-pages", "1",
+                          "--stats", stats,     "-o", out,          seeds, NULL};
+    char *log;
+    int st = run(args, NULL, &log);
+    ck_assert_msg(st == 0, "exit %d: %.500s", st, log);
+    const char *full = strstr(log, "warning: seen-set full (capacity 1)");
+    ck_assert_msg(full != NULL, "%.500s", log);
+    const char *again = strstr(full + strlen("warning: seen-set full"), "seen-set full (capacity");
+    ck_assert_msg(again == NULL, "said twice: %.500s", full);
+    ck_assert_msg(strstr(log, "seen-set full (every bit set) in ") != NULL, "%.500s", log);
+    char *text = harness_slurp(stats);
+    json_lines(text, "stats");
+    ck_assert_msg(strstr(text, "\"est_count\":null") != NULL, "%.500s", text);
+    free(text);
+    free(log);
+}
+END_TEST
+
 START_TEST(stats_are_json_lines_with_the_counters)
 {
     char out[128], stats[128];
@@ -563,6 +595,7 @@ int main(void)
     tcase_add_test(out, no_digest_leaves_the_digest_out);
     tcase_add_test(out, sighup_reopens_the_output_without_losing_a_line);
     tcase_add_test(out, stats_are_json_lines_with_the_counters);
+    tcase_add_test(out, a_full_seen_set_is_said_once_and_the_crawl_ends);
     tcase_add_test(out, an_output_that_cannot_be_written_exits_4);
     suite_add_tcase(s, out);
     SRunner *sr = srunner_create(s);

@@ -449,6 +449,38 @@ START_TEST(capacity_warning_is_logged_once_at_the_crossing)
 }
 END_TEST
 
+/* A filter far past its capacity ends with every bit set, and its
+ * estimated count is infinite: the warnings stop with one that says it is
+ * full, and pushes go on (doubling the next warning's count never passes
+ * infinity: a push once spun under the lock). */
+START_TEST(a_full_seen_set_warns_once_more_and_pushes_go_on)
+{
+    capture cap = {0};
+    sieve_frontier *f = make(SIEVE_SEEN_BLOOM, 10, SIEVE_OVERFLOW_WARN, &cap);
+    char url[64];
+    sieve_frontier_stats st;
+    int i = 0;
+    for (; i < 1000000; i++) {
+        int n = snprintf(url, sizeof url, "http://full.test/%d", i);
+        sieve_frontier_push(f, url, (size_t)n, 0);
+        sieve_frontier_stats_get(f, &st);
+        if (isinf(st.est_count))
+            break;
+    }
+    ck_assert_msg(isinf(st.est_count), "the filter never filled: est %.0f", st.est_count);
+    ck_assert_ptr_nonnull(strstr(cap.last_warning, "seen-set full"));
+    int warnings = cap.count[SIEVE_LOG_WARN];
+    ck_assert_int_ge(warnings, 2); /* the doublings before, then full */
+    for (int k = 0; k < 1000; k++) {
+        int n = snprintf(url, sizeof url, "http://full.test/more/%d", k);
+        /* every URL looks seen now, and is said to be */
+        ck_assert_int_eq(sieve_frontier_push(f, url, (size_t)n, 0), SIEVE_SEEN);
+    }
+    ck_assert_int_eq(cap.count[SIEVE_LOG_WARN], warnings);
+    sieve_frontier_free(f);
+}
+END_TEST
+
 START_TEST(grow_policy_grows_instead_of_warning)
 {
     capture cap = {0};
@@ -641,6 +673,7 @@ int main(void)
     tcase_add_test(tc, batch_push_equals_single_pushes);
     tcase_add_test(tc, close_ends_pops_but_keeps_pushes);
     tcase_add_test(tc, capacity_warning_is_logged_once_at_the_crossing);
+    tcase_add_test(tc, a_full_seen_set_warns_once_more_and_pushes_go_on);
     tcase_add_test(tc, grow_policy_grows_instead_of_warning);
     tcase_add_test(tc, defaults_are_documented_values);
     tcase_add_test(tc, the_default_logger_prints_nothing);

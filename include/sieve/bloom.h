@@ -119,7 +119,8 @@ SIEVE_API size_t sieve_bloom_add_batch(sieve_bloom *b, const sieve_key *keys, si
  * filter and cached. */
 SIEVE_API void sieve_bloom_info_get(const sieve_bloom *b, sieve_bloom_info *info);
 
-/* The estimated number of distinct keys added, from the set-bit count. */
+/* The estimated number of distinct keys added, from the set-bit count;
+ * INFINITY once every bit is set. */
 SIEVE_API double sieve_bloom_estimated_count(const sieve_bloom *b);
 
 /* The false-positive rate the model predicts for the current estimated count. */

@@ -28,7 +28,9 @@
  *
  * Capacity. When the seen-set's estimated count first passes the configured
  * capacity, one warning is logged with the count, the capacity and the
- * estimated false-positive rate; another at each doubling after that. With
+ * estimated false-positive rate; another at each doubling after that, and
+ * a last one once every bit of the filter is set (its estimated count is
+ * then INFINITY, and every new URL is SIEVE_SEEN). With
  * SIEVE_OVERFLOW_GROW the set grows instead (see sieve/seen.h).
  *
  * Locking. One mutex guards the seen-set and the queue. Hashing, the

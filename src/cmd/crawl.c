@@ -19,6 +19,7 @@
  * whose records were lost must never look like a success. */
 #include <errno.h>
 #include <locale.h>
+#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -138,8 +139,19 @@ static bool want_status_line(const crawl_cli *o)
     return out.st_rdev != err.st_rdev;
 }
 
+/* The seen-set's estimated count for the summary, or "full" once every
+ * bit of a Bloom filter is set and the estimate is infinite. */
+static const char *seen_count(double est, char *buf, size_t cap)
+{
+    if (isinf(est))
+        return "full (every bit set)";
+    snprintf(buf, cap, "~%.0f URLs", est);
+    return buf;
+}
+
 static void summary(const sieve_crawl_stats *st, double secs, const char *how)
 {
+    char count[32];
     fprintf(stderr,
             "sieve: %s after %.1f s: %llu pages (%.0f/s), %llu errors, %.1f MB, "
             "%llu links (%llu new)\n",
@@ -149,10 +161,11 @@ static void summary(const sieve_crawl_stats *st, double secs, const char *how)
     const sieve_frontier_stats *f = &st->frontier;
     fprintf(stderr,
             "sieve: frontier: %llu URLs queued, %llu left (%llu of them on disk), %llu "
-            "recovered; seen-set ~%.0f URLs in %llu bytes, estimated false-positive rate %.2g\n",
+            "recovered; seen-set %s in %llu bytes, estimated false-positive rate %.2g\n",
             (unsigned long long)f->enqueued, (unsigned long long)f->queue_len,
-            (unsigned long long)f->spilled, (unsigned long long)f->recovered, f->est_count,
-            (unsigned long long)f->seen_bytes, f->est_fp_rate);
+            (unsigned long long)f->spilled, (unsigned long long)f->recovered,
+            seen_count(f->est_count, count, sizeof count), (unsigned long long)f->seen_bytes,
+            f->est_fp_rate);
     fprintf(stderr, "sieve: robots.txt: %llu fetched, %llu URLs not fetched because of it\n",
             (unsigned long long)st->robots_fetched, (unsigned long long)st->robots_denied);
     fprintf(stderr,

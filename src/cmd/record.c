@@ -7,6 +7,7 @@
  * Content-Type or an error text may hold any byte, and a consumer should
  * never meet invalid JSON or invalid UTF-8. */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -278,7 +279,10 @@ int record_write_stats(record_writer *w, const sieve_crawl_stats *st, double ela
     put_u64(&l, ",\"queue_len\":", f->queue_len);
     put_u64(&l, ",\"queue_bytes\":", f->queue_bytes);
     put_u64(&l, ",\"seen_bytes\":", f->seen_bytes);
-    put_num(&l, ",\"est_count\":", "%.0f", f->est_count);
+    if (isinf(f->est_count))
+        put(&l, ",\"est_count\":null", 17); /* a full filter: no estimate */
+    else
+        put_num(&l, ",\"est_count\":", "%.0f", f->est_count);
     put_num(&l, ",\"est_fp_rate\":", "%.3g", f->est_fp_rate);
     put_num(&l, ",\"layers\":", "%u", f->layers);
     put_u64(&l, ",\"hosts\":", f->hosts);

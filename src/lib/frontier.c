@@ -19,9 +19,9 @@
  * warning and doubles the threshold. Messages are formatted and emitted
  * after the lock is released, so a slow log sink never stalls a push. */
 #include <errno.h>
-#include <stdbool.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,10 +527,15 @@ static void after_enqueue_locked(sieve_frontier *f, uint64_t added, pending_log 
         return;
     }
     double count = sieve_seen_estimated_count(f->seen);
-    if (count < f->warn_at)
+    if (count < f->warn_at || isinf(f->warn_at))
         return;
-    while (f->warn_at <= count)
-        f->warn_at *= 2;
+    /* A full array's estimate is infinite, and doubling never passes it:
+     * one last warning, then none. */
+    if (isinf(count))
+        f->warn_at = INFINITY;
+    else
+        while (f->warn_at <= count)
+            f->warn_at *= 2;
     pl->warn = 1;
     pl->count = count;
     pl->fp_rate = sieve_seen_estimated_fp_rate(f->seen);
@@ -543,6 +548,13 @@ static void emit_pending(sieve_frontier *f, const pending_log *pl)
         sieve_log(&f->logger, SIEVE_LOG_INFO, "seen-set grew to %u Bloom layers", pl->grew_to);
     if (!pl->warn)
         return;
+    if (isinf(pl->count)) {
+        sieve_log(&f->logger, SIEVE_LOG_WARN,
+                  "seen-set full (capacity %llu): every bit is set, so every new URL now looks "
+                  "seen and is left out; raise the capacity or use the grow policy",
+                  (unsigned long long)pl->capacity);
+        return;
+    }
     sieve_log(&f->logger, SIEVE_LOG_WARN,
               "seen-set estimated count %.0f passed its capacity %llu: estimated "
               "false-positive rate now %.3g; raise the capacity or use the grow policy",
