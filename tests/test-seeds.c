@@ -123,7 +123,9 @@ START_TEST(bad_lines_are_reported_and_the_rest_read)
     assert_has(log, where);
     snprintf(where, sizeof where, "%s:6: skipped: ", path);
     assert_has(log, where);
-    snprintf(where, sizeof where, "%s:7: skipped: a seed already given", path);
+    snprintf(where, sizeof where,
+             "%s:7: skipped: already seen (an earlier seed, or a Bloom filter false positive)",
+             path);
     assert_has(log, where);
     ck_assert_ptr_null(strstr(log, ":1:"));
     ck_assert_ptr_null(strstr(log, ":8:"));

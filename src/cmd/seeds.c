@@ -26,7 +26,10 @@ static long add_one(const char *text, size_t len, const char *where, unsigned lo
         fprintf(err, PREFIX "adding the seeds: %s\n", sieve_strerror(rc));
         return SEEDS_EFATAL;
     }
-    const char *why = rc == SIEVE_SEEN ? "a seed already given" : sieve_strerror(rc);
+    /* a Bloom seen-set cannot tell a seed given twice from a false positive */
+    const char *why = rc == SIEVE_SEEN
+                          ? "already seen (an earlier seed, or a Bloom filter false positive)"
+                          : sieve_strerror(rc);
     if (lineno > 0)
         fprintf(err, PREFIX "%s:%lu: skipped: %s\n", where, lineno, why);
     else
