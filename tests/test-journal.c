@@ -115,7 +115,7 @@ static journal_record make_rec(uint64_t i, unsigned char *buf)
 static void append_range(journal *j, uint64_t from, uint64_t n, size_t batch, journal_pos *pos)
 {
     static unsigned char bufs[64][128];
-    journal_record recs[64];
+    journal_record recs[64] = {0}; /* gcc cannot see that batch >= 1 fills recs[0] */
     ck_assert_uint_le(batch, 64);
     for (uint64_t i = from; i < from + n;) {
         size_t k = 0;

@@ -2484,14 +2484,31 @@ END_TEST
 
 /* ---- warcio, an independent reader ---- */
 
-/* Writes archives of every kind, indexes them, and has warcio parse each
- * record, check its digests, and index them for comparison. */
-START_TEST(warcio_agrees)
+/* Writes into cmd the start of the command that runs warcio's check
+ * ("bash SCRIPT PREFIX MJS", from the environment meson gives the test)
+ * and returns its length. */
+static int warcio_command(char *cmd, size_t size)
 {
     const char *script = getenv("WARCIO_CHECK");
     const char *prefix = getenv("WARCIO_PREFIX");
     const char *mjs = getenv("WARCIO_CHECK_MJS");
     ck_assert_msg(script && prefix && mjs, "WARCIO_CHECK, WARCIO_PREFIX, WARCIO_CHECK_MJS unset");
+    int len = snprintf(cmd, size, "bash '%s' '%s' '%s'", script, prefix, mjs);
+    ck_assert_int_lt(len, (int)size);
+    return len;
+}
+
+/* Runs a command warcio_command() began; warcio must agree. */
+static void warcio_run(const char *cmd)
+{
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "warcio disagrees (status %d)", st);
+}
+
+/* Writes archives of every kind, indexes them, and has warcio parse each
+ * record, check its digests, and index them for comparison. */
+START_TEST(warcio_agrees)
+{
     make_dir();
     unsigned char *page = pattern(7000, 7), *big = pattern(1 << 20, 8);
     static const char *const chunked_lines[] = {"HTTP/1.1 200 OK\r\n",
@@ -2505,8 +2522,8 @@ START_TEST(warcio_agrees)
                           "http://www3.example.net/caf\xc3\xa9?q=a\"b<c>'d\\"};
     const char *names[] = {"a.warc", "b.warc.gz", "s.warc.gz"};
     char cmd[8192];
-    int len =
-        snprintf(cmd, sizeof cmd, "bash '%s' '%s' '%s' '%s/ours.cdxj'", script, prefix, mjs, dir);
+    int len = warcio_command(cmd, sizeof cmd);
+    len += snprintf(cmd + len, sizeof cmd - (size_t)len, " '%s/ours.cdxj'", dir);
     const char *paths[16];
     size_t np = 0;
     for (int k = 0; k < 3; k++) {
@@ -2545,8 +2562,7 @@ START_TEST(warcio_agrees)
     FILE *out = fopen(path_in("ours.cdxj"), "w");
     ck_assert_int_eq(sieve_warc_index(paths, np, out, NULL), SIEVE_OK);
     fclose(out);
-    int st = system(cmd);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "warcio disagrees (status %d)", st);
+    warcio_run(cmd);
     for (size_t i = 0; i < np; i++)
         free((char *)paths[i]);
     free(page);
@@ -2568,10 +2584,6 @@ static void put_record(FILE *f, const char *fields, const char *block)
  * warcio must make the same index of them. */
 START_TEST(warcio_agrees_on_other_writers_records)
 {
-    const char *script = getenv("WARCIO_CHECK");
-    const char *prefix = getenv("WARCIO_PREFIX");
-    const char *mjs = getenv("WARCIO_CHECK_MJS");
-    ck_assert_msg(script && prefix && mjs, "WARCIO_CHECK, WARCIO_PREFIX, WARCIO_CHECK_MJS unset");
     make_dir();
     FILE *f = fopen(path_in("other.warc"), "w");
     ck_assert_ptr_nonnull(f);
@@ -2630,10 +2642,10 @@ START_TEST(warcio_agrees_on_other_writers_records)
     ck_assert_int_eq(sieve_warc_index(paths, 1, out, NULL), SIEVE_OK);
     fclose(out);
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "bash '%s' '%s' '%s' --index-only '%s' '%s'", script, prefix, mjs,
-             path_in("ours.cdxj"), paths[0]);
-    int st = system(cmd);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "warcio disagrees (status %d)", st);
+    int len = warcio_command(cmd, sizeof cmd);
+    snprintf(cmd + len, sizeof cmd - (size_t)len, " --index-only '%s' '%s'", path_in("ours.cdxj"),
+             paths[0]);
+    warcio_run(cmd);
     remove_dir();
 }
 END_TEST
