@@ -903,6 +903,78 @@ START_TEST(archive_options_are_checked)
 }
 END_TEST
 
+/* Writes text to a file name in the test's directory; its path, the
+ * caller's to free. */
+static char *put_file(const char *name, const char *text)
+{
+    char *path = strdup(path_in_tmp(name));
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
+    ck_assert_int_eq(fclose(fp), 0);
+    return path;
+}
+
+/* Files in the test's directory whose names start with prefix. */
+static int files_named(const char *prefix)
+{
+    DIR *d = opendir(tmpdir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* An index goes whole or not at all: a run that fails leaves the index
+ * that was there as it was, and no file of its own; one that works
+ * replaces it; a symbolic link is written through, not replaced. */
+START_TEST(an_index_is_written_whole_or_not_at_all)
+{
+    const char *block = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\nhi";
+    char record[512];
+    snprintf(record, sizeof record,
+             "WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://example.com/\r\n"
+             "WARC-Date: 2026-11-24T10:00:00Z\r\n"
+             "Content-Type: application/http; msgtype=response\r\n"
+             "Content-Length: %zu\r\n\r\n%s\r\n\r\n",
+             strlen(block), block);
+    char *good = put_file("good.warc", record);
+    char *bad = put_file("bad.warc", "this is no WARC file\r\n\r\n");
+    char *out = put_file("out.cdxj", "the index of an earlier run\n");
+    char *fails[] = {(char *)sieve_bin, "warc-index", "-o", (char *)out,
+                     (char *)good,      (char *)bad,  NULL};
+    ck_assert_int_eq(run_sieve(fails), 1);
+    char *text = harness_slurp(out);
+    ck_assert_str_eq(text, "the index of an earlier run\n");
+    free(text);
+    ck_assert_int_eq(files_named("out.cdxj.tmp"), 0);
+
+    char *works[] = {(char *)sieve_bin, "warc-index", "-o", (char *)out, (char *)good, NULL};
+    ck_assert_int_eq(run_sieve(works), 0);
+    text = harness_slurp(out);
+    ck_assert_msg(strncmp(text, "com,example)/ 20261124100000 {", 30) == 0 &&
+                      strchr(text, '\n') == text + strlen(text) - 1,
+                  "%s", text);
+    free(text);
+    ck_assert_int_eq(files_named("out.cdxj.tmp"), 0);
+
+    char *target = put_file("target.cdxj", "");
+    char *link = strdup(path_in_tmp("link.cdxj"));
+    ck_assert_int_eq(symlink(target, link), 0);
+    char *through[] = {(char *)sieve_bin, "warc-index", "-o", (char *)link, (char *)good, NULL};
+    ck_assert_int_eq(run_sieve(through), 0);
+    struct stat st;
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    text = harness_slurp(target);
+    ck_assert_msg(strncmp(text, "com,example)/ ", 14) == 0, "%s", text);
+    free(text);
+    free(good), free(bad), free(out), free(target), free(link);
+}
+END_TEST
+
 /* ---- retried attempts, against a server in this process ---- */
 
 /* Each answer the server gave, in order: what the archived responses of
@@ -1282,6 +1354,7 @@ static Suite *suite(void)
     tcase_add_loop_test(tc, archive_holds_what_the_web_served, 0, 2);
     tcase_add_test(tc, rotation_makes_a_series);
     tcase_add_test(tc, archive_options_are_checked);
+    tcase_add_test(tc, an_index_is_written_whole_or_not_at_all);
     suite_add_tcase(s, tc);
     TCase *gz = tcase_create("gzip web");
     tcase_set_timeout(gz, 300);

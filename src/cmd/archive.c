@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "archive.h"
+#include "index-file.h"
 #include "sieve/warc.h"
 
 struct archive {
@@ -358,19 +359,9 @@ int archive_index(const archive_config *cfg, const char *out_path)
     int rc = sieve_warc_files(cfg->path, cfg->max_bytes > 0, &files, &n);
     if (rc != SIEVE_OK)
         return rc;
-    FILE *out = fopen(out_path, "w");
-    if (out == NULL) {
-        sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--cdxj: %s: %s", out_path, strerror(errno));
-        sieve_warc_files_free(files);
-        return SIEVE_EIO;
-    }
-    rc = sieve_warc_index((const char *const *)files, n, out, &cfg->logger);
+    rc = index_file_write((const char *const *)files, n, out_path, "--cdxj: ", &cfg->logger);
     if (rc == SIEVE_ETRUNCATED)
         rc = SIEVE_OK; /* a torn record someone else left: said, and left out */
-    if (fclose(out) != 0 && rc == SIEVE_OK) {
-        sieve_log(&cfg->logger, SIEVE_LOG_ERROR, "--cdxj: %s: %s", out_path, strerror(errno));
-        rc = SIEVE_EIO;
-    }
     sieve_warc_files_free(files);
     return rc;
 }

@@ -315,8 +315,8 @@ static const opt_def crawl_opts[] = {
      .help = "deflate level of a .gz archive, 1 (fastest) to 9 (smallest); the archive's own "
              "threads, one per core, compress, off the workers"},
     {"cdxj", 0, OPT_STRING, "FILE", F(cdxj), .check = check_nonempty, .section = sec_archive,
-     .help = "at the end, write the CDXJ index of the WARC files to FILE (`sieve warc-index` "
-             "rebuilds it from the files)"},
+     .help = "at the end, write the CDXJ index of the WARC files to FILE, whole or not at all "
+             "(`sieve warc-index` rebuilds it from the files)"},
     {"help", 'h', OPT_HELP, NULL, .section = sec_output, .help = "this text"},
 };
 

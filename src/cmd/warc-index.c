@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "index-file.h"
 #include "sieve/warc.h"
 
 typedef struct index_cli {
@@ -28,7 +29,9 @@ static const char *check_nonempty(const char *arg, char *why, size_t cap)
 
 static const opt_def index_opts[] = {
     {"output", 'o', OPT_STRING, "FILE", F(output), .check = check_nonempty,
-     .unset = "standard output", .section = sec_output, .help = "write the index to FILE"},
+     .unset = "standard output", .section = sec_output,
+     .help = "write the index to FILE, whole or not at all: FILE is left as it was when "
+             "the index fails"},
     {"help", 'h', OPT_HELP, NULL, .section = sec_output, .help = "this text"},
 };
 
@@ -87,25 +90,23 @@ int cmd_warc_index(int argc, char **argv)
         opt_fail(&warc_index_command, NULL, "no WARC file given");
         status = EXIT_USAGE;
     }
-    FILE *out = status != EXIT_OK ? NULL : o.output == NULL ? stdout : fopen(o.output, "w");
-    if (status == EXIT_OK && out == NULL) {
-        fprintf(stderr, "sieve warc-index: %s: %s\n", o.output, strerror(errno));
-        status = EXIT_FAILURE_RUN;
-    }
     if (status == EXIT_OK) {
         unsigned errors = 0;
         sieve_logger lg = {.fn = log_line, .ctx = &errors, .level = SIEVE_LOG_WARN};
-        int rc = sieve_warc_index((const char *const *)argv + parsed.first_operand, n, out, &lg);
+        const char *const *files = (const char *const *)argv + parsed.first_operand;
+        int rc = o.output ? index_file_write(files, n, o.output, "", &lg)
+                          : sieve_warc_index(files, n, stdout, &lg);
+        if (rc == SIEVE_OK && !o.output && fflush(stdout) != 0) {
+            fprintf(stderr, "sieve warc-index: standard output: %s\n", strerror(errno));
+            rc = SIEVE_EIO;
+            errors++;
+        }
         if (rc == SIEVE_ETRUNCATED)
             fprintf(stderr, "sieve warc-index: a torn last record was left out\n");
         else if (rc != SIEVE_OK && errors == 0)
             fprintf(stderr, "sieve warc-index: %s\n", sieve_strerror(rc));
         if (rc != SIEVE_OK && rc != SIEVE_ETRUNCATED)
             status = EXIT_FAILURE_RUN;
-        if (out != stdout && fclose(out) != 0 && status == EXIT_OK) {
-            fprintf(stderr, "sieve warc-index: %s: %s\n", o.output, strerror(errno));
-            status = EXIT_FAILURE_RUN;
-        }
     }
     opt_free(&warc_index_command, &o, &parsed);
     return status;
