@@ -51,8 +51,13 @@ CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=false --wipe >/dev/null 2>&1
 ninja -C build-fuzz
 for target in url links robots sitemap response warc state; do
   mkdir -p "build-fuzz/corpus-$target"
+  # New inputs go to the first directory; fuzz/corpus/ holds the seeds
+  # (pages, records, files of each kind) that a short run starts from.
+  seeds=()
+  [ -d "fuzz/corpus/$target" ] && seeds=("fuzz/corpus/$target")
   if build-fuzz/fuzz/fuzz-$target -max_total_time="$SIEVE_FUZZ_SECONDS" -rss_limit_mb=2048 \
-      -print_final_stats=1 "build-fuzz/corpus-$target" >"build-fuzz/fuzz-$target.log" 2>&1; then
+      -print_final_stats=1 "build-fuzz/corpus-$target" "${seeds[@]}" \
+      >"build-fuzz/fuzz-$target.log" 2>&1; then
     echo "fuzz-$target: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/fuzz-$target.log" |
       grep -o '[0-9]*$') inputs, no crash"
     passed=$((passed + 1))
