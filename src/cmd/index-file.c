@@ -85,7 +85,7 @@ int index_file_write(const char *const *files, size_t n, const char *path, const
     int rc = sieve_warc_index(files, n, out, lg);
     bool whole = rc == SIEVE_OK || rc == SIEVE_ETRUNCATED;
     if (!close_synced(out) && whole) {
-        sieve_log(lg, SIEVE_LOG_ERROR, "%s%s: %s", prefix, tmp, strerror(errno));
+        sieve_log(lg, SIEVE_LOG_ERROR, "%s%s: %s", prefix, path, strerror(errno));
         rc = SIEVE_EIO;
         whole = false;
     }
