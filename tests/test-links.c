@@ -215,6 +215,11 @@ START_TEST(base_href_applies_to_later_links)
                    "a http://cdn.example/v/x.html\n");
     ck_assert_uint_eq(s.st.trap, 1);
     free(s.text);
+    /* An <a href> with no value, the page's first href, after a base of
+     * backslashes: an entry of no bytes in the page's href table, which
+     * has no memory yet (found by fuzz-links under UBSan). */
+    s = check_page("<base href=\"h\\\\\\\"><a href><a href=q>", "a http://example.com/dir/h///q\n");
+    free(s.text);
     /* A base that is not http(s) leaves the page URL as the base. */
     s = check_page("<base href=\"javascript:void(0)\"><a href=\"p\">",
                    "a http://example.com/dir/p\n");

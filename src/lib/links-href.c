@@ -85,7 +85,9 @@ static bool hrefs_room(struct href_table *t, size_t bytes)
             t->slot[i] = k + 1;
         }
     }
-    if (t->used + bytes > t->size) {
+    /* An entry of no bytes (an empty href, refused) still gets an arena:
+     * its offset is read against it. */
+    if (!t->arena || t->used + bytes > t->size) {
         size_t size = t->size ? t->size : 4096;
         while (size < t->used + bytes)
             size *= 2;
