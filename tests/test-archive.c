@@ -960,6 +960,21 @@ START_TEST(an_index_is_written_whole_or_not_at_all)
     free(text);
     ck_assert_int_eq(files_named("out.cdxj.tmp"), 0);
 
+    /* A new file's name that a killed run of the same PID left behind:
+     * the shell makes it, then becomes sieve with its PID. */
+    char *stale[] = {"/bin/sh",
+                     "-c",
+                     "echo stale > \"$1.tmp-$$\" && exec \"$0\" warc-index -o \"$1\" \"$2\"",
+                     (char *)sieve_bin,
+                     (char *)out,
+                     (char *)good,
+                     NULL};
+    ck_assert_int_eq(run_sieve(stale), 0);
+    text = harness_slurp(out);
+    ck_assert_msg(strncmp(text, "com,example)/ ", 14) == 0, "%s", text);
+    free(text);
+    ck_assert_int_eq(files_named("out.cdxj.tmp"), 0);
+
     char *target = put_file("target.cdxj", "");
     char *link = strdup(path_in_tmp("link.cdxj"));
     ck_assert_int_eq(symlink(target, link), 0);

@@ -20,7 +20,9 @@
 #include "index-file.h"
 
 /* The new file's name: path with ".tmp-PID" after it, made with O_EXCL
- * so that no other file is ever written over. */
+ * so that no other file is ever written over. One of that name is left
+ * by a killed run whose PID this process now has (no live process can
+ * have it), so it is removed and the name taken again. */
 static FILE *open_new(const char *path, char **tmp)
 {
     size_t len = strlen(path) + 32;
@@ -29,6 +31,8 @@ static FILE *open_new(const char *path, char **tmp)
         return NULL;
     snprintf(*tmp, len, "%s.tmp-%ld", path, (long)getpid());
     int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST && unlink(*tmp) == 0)
+        fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     FILE *out = fd < 0 ? NULL : fdopen(fd, "w");
     if (fd >= 0 && out == NULL) {
         int e = errno;
