@@ -21,8 +21,10 @@
 
 /* The new file's name: path with ".tmp-PID" after it, made with O_EXCL
  * so that no other file is ever written over. One of that name is left
- * by a killed run whose PID this process now has (no live process can
- * have it), so it is removed and the name taken again. */
+ * by a killed run whose PID this process now has (no other live process
+ * on this machine has it; a directory shared across machines or PID
+ * namespaces is beyond this), so it is removed and the name taken
+ * again. */
 static FILE *open_new(const char *path, char **tmp)
 {
     size_t len = strlen(path) + 32;
