@@ -2376,6 +2376,42 @@ START_TEST(index_sorts_in_runs)
 }
 END_TEST
 
+/* A server may answer with a status line and no header lines, in bare
+ * line feeds ("HTTP/1.0 200 OK\n\n"), and curl takes it: the record
+ * stores that head as it came, and its index line has the status and no
+ * mime. (The head's blank line is at the status line's own end, which
+ * once made the length of its header lines below zero.) */
+START_TEST(a_head_without_header_lines_is_indexed)
+{
+    make_dir();
+    static const char *const lines[] = {"HTTP/1.0 200 OK\n", "\n", NULL};
+    static const unsigned char body[] = "no header lines";
+    sieve_warc_options o;
+    sieve_warc_options_init(&o);
+    sieve_warc *w = open_archive(path_in("bare.warc"), &o);
+    fetch_spec spec = {.url = "http://example.com/bare",
+                       .resp_lines = lines,
+                       .body = body,
+                       .body_len = sizeof body - 1};
+    sieve_warc_fetch_result res;
+    ck_assert_int_eq(put_fetch(w, &spec, &res), SIEVE_OK);
+    ck_assert_int_eq(sieve_warc_close(w), SIEVE_OK);
+    const char *paths[] = {path_in("bare.warc")};
+    char *text = index_of(paths, 1, SIEVE_OK);
+    char want[512];
+    snprintf(want, sizeof want,
+             "{\"url\":\"http://example.com/bare\",\"status\":\"200\",\"digest\":\"%s\","
+             "\"length\":\"%" PRIu64 "\",\"offset\":\"%" PRIu64 "\",\"filename\":\"bare.warc\"}\n",
+             res.payload_digest + 5, res.response.length, res.response.offset);
+    const char *line = strchr(text, '{');
+    ck_assert_ptr_nonnull(line);
+    ck_assert_str_eq(line, want);
+    ck_assert(strncmp(text, "com,example)/bare ", 18) == 0);
+    free(text);
+    remove_dir();
+}
+END_TEST
+
 START_TEST(a_sort_run_that_cannot_be_written_fails)
 {
     cdxj_sort *s;
@@ -2876,6 +2912,7 @@ int main(void)
     tcase_add_test(tc, surt_keys);
     tcase_add_test(tc, index_sorts_in_runs);
     tcase_add_test(tc, a_sort_run_that_cannot_be_written_fails);
+    tcase_add_test(tc, a_head_without_header_lines_is_indexed);
     tcase_add_test(tc, argument_errors);
     tcase_add_test(tc, files_of_an_archive);
     tcase_add_test(tc, dates_are_utc);

@@ -383,7 +383,9 @@ static bool capture(void *ctx, const void *data, size_t len)
            !strstr(c->head.data, "\n\n");
 }
 
-/* The head's header lines: after the status line, up to the blank line. */
+/* The head's header lines: after the status line, up to the blank line.
+ * A head with none ("HTTP/1.0 200 OK\n\n") has its blank line at the
+ * status line's own end: no lines, not a length below zero. */
 static const char *head_fields(const warc_buf *h, size_t *len)
 {
     const char *nl = h->data ? memchr(h->data, '\n', h->len) : NULL;
@@ -395,7 +397,9 @@ static const char *head_fields(const warc_buf *h, size_t *len)
     const char *end2 = strstr(nl, "\n\n");
     if (!end || (end2 && end2 < end))
         end = end2;
-    *len = (size_t)((end ? end : h->data + h->len) - (nl + 1));
+    if (!end)
+        end = h->data + h->len;
+    *len = end > nl ? (size_t)(end - (nl + 1)) : 0;
     return nl + 1;
 }
 
