@@ -286,8 +286,9 @@ int warc_zq_push(warc_zq *q, warc_zq_stream *s, int op, const void *data, size_t
         int rc = add_job(q, s, op, d, n);
         if (rc)
             return rc;
-        d += n;
         len -= n;
+        if (len) /* a job of no bytes (a close, an end) may come with NULL */
+            d += n;
     } while (len);
     return SIEVE_OK;
 }
