@@ -8,7 +8,8 @@
  * batch, with or without a truncation reason), aborts it, flushes the
  * batch or syncs the archive - in any order, so that calls out of order
  * and bad arguments are part of the program. The archive is plain or
- * gzip, a single file or a series rotated after a few kilobytes.
+ * gzip (compressed by the feeding thread, or by a thread of its own), a
+ * single file or a series rotated after a few kilobytes.
  *
  * The oracle is a model of what each fetch that ended well must have
  * written: its response's payload is the body bytes fed, its digests are
@@ -351,8 +352,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sieve_warc_options o;
     sieve_warc_options_init(&o);
     o.series = series;
-    o.max_bytes = series ? 1024u << (config >> 5) : 0; /* 1 to 128 KiB */
-    o.gzip_inline = true; /* no threads: the program's order is the run's */
+    o.max_bytes = series ? 1024u << (config >> 5 & 3) : 0; /* 1 to 8 KiB */
+    /* Mostly no threads, so that the program's order is the run's; with
+     * them the callbacks of asynchronous ends come from a compression
+     * thread, and sieve_warc_close() joins it before the checks. */
+    o.gzip_inline = !(config & 128);
+    o.gzip_threads = 1;
     o.gzip_level = 1;
     o.spool_memory = config & 16 ? 4096 : SIEVE_WARC_SPOOL_MEMORY;
     o.write_behind = 0;
