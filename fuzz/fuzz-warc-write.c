@@ -17,8 +17,11 @@
  * archive is closed, every file must read back whole (the library's own
  * reader), every record's block digest must match its block, each fetch
  * reported written must be there once with its payload and digests, no
- * other fetch may be, and the CDXJ index must be made. The files live in
- * /dev/shm where there is one, so that the syncs are cheap.
+ * other fetch may be, and the CDXJ index must be made. Then, as the
+ * input's last byte says, the last file is cut short as a kill leaves it
+ * and the archive resumed: every whole fetch before the cut must stay
+ * byte for byte, the rest go, and every file read whole. The files live
+ * in /dev/shm where there is one, so that the syncs are cheap.
  *
  * The input: a configuration byte, then steps of an operation byte, a
  * length byte and that many data bytes. */
@@ -48,10 +51,10 @@ typedef struct expect {
     char req_digest[SIEVE_SHA1_TEXT_SIZE];  /* request payload */
     char resp_digest[SIEVE_SHA1_TEXT_SIZE]; /* response payload */
     uint64_t body_bytes;
-    bool pending; /* ended, its callback not yet come */
-    bool written; /* its callback said written */
-    bool found;   /* its response record was read back */
-    bool req_found;
+    bool pending;   /* ended, its callback not yet come */
+    bool written;   /* its callback said written */
+    bool found;     /* its response record was read back */
+    bool req_found; /* and its request record */
     char req_id[SIEVE_WARC_ID_SIZE], resp_id[SIEVE_WARC_ID_SIZE];
 } expect;
 
@@ -342,6 +345,86 @@ static void check_archive(const char *path, bool series)
     sieve_warc_files_free(files);
 }
 
+/* ---- a kill, and a resume ---- */
+
+/* The bytes of the file at path, malloc'd, and their count. */
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (f == NULL || fstat(fileno(f), &st) != 0)
+        abort();
+    unsigned char *p = malloc((size_t)st.st_size + 1);
+    if (p == NULL || fread(p, 1, (size_t)st.st_size, f) != (size_t)st.st_size)
+        abort();
+    fclose(f);
+    *n = (size_t)st.st_size;
+    return p;
+}
+
+/* Where the last whole fetch of the file at path ends, were it cut at
+ * cut: past the last record that ends by then, less a request whose
+ * response was cut (the two go in together). */
+static uint64_t kept_after_cut(const char *path, uint64_t cut)
+{
+    warc_reader *r;
+    if (warc_reader_open(&r, path) != SIEVE_OK)
+        abort();
+    warc_rec rec;
+    warc_buf type = {0};
+    uint64_t kept = 0;
+    while (warc_reader_next(r, &rec, NULL, NULL) == SIEVE_OK && warc_reader_end(r) <= cut)
+        if (!warc_field(rec.header, rec.header_len, "WARC-Type", &type) ||
+            strcmp(type.data, "request") != 0)
+            kept = warc_reader_end(r);
+    warc_buf_free(&type);
+    warc_reader_free(r);
+    return kept;
+}
+
+/* The archive's last file cut short at a point the input picks, as a
+ * kill leaves it, then resumed (SIEVE_WARC_NEXT, as a resumed crawl
+ * opens its archive): the file must keep every whole fetch byte for byte
+ * and lose the rest, and every file must then read whole. */
+static void check_resume(const char *path, const sieve_warc_options *o, unsigned pick)
+{
+    char **files;
+    size_t n, size;
+    if (sieve_warc_files(path, o->series, &files, &n) != SIEVE_OK || n == 0)
+        abort();
+    char last[128];
+    snprintf(last, sizeof last, "%s", files[n - 1]);
+    sieve_warc_files_free(files);
+    unsigned char *before = slurp(last, &size);
+    uint64_t cut = (uint64_t)size * pick / 128, kept = kept_after_cut(last, cut);
+    if (truncate(last, (off_t)cut) != 0)
+        abort();
+    sieve_warc_options ro = *o;
+    ro.mode = SIEVE_WARC_NEXT;
+    sieve_warc *w;
+    if (sieve_warc_open(&w, path, &ro) != SIEVE_OK || sieve_warc_close(w) != SIEVE_OK)
+        abort();
+    uint64_t end = 0;
+    unsigned char *after = slurp(last, &size);
+    if (sieve_warc_complete_end(last, &end, NULL) != SIEVE_OK || end != size)
+        abort();
+    /* a file left with no whole record takes the new warcinfo itself */
+    if (kept > 0 && (size != kept || memcmp(before, after, kept) != 0))
+        abort();
+    free(before);
+    free(after);
+    /* the files resumes add to a single one are numbered as a series' */
+    if (sieve_warc_files(path, true, &files, &n) != SIEVE_OK)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(files[i], &st) != 0 || sieve_warc_complete_end(files[i], &end, NULL) != SIEVE_OK ||
+            end != (uint64_t)st.st_size)
+            abort();
+    }
+    sieve_warc_files_free(files);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -373,6 +456,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (sieve_warc_close(w) != SIEVE_OK)
         abort();
     check_archive(path, series);
+    if (data[size - 1] & 1) /* the last byte picks a kill, and where */
+        check_resume(path, &o, data[size - 1] >> 1);
     remove_archive(path);
     return 0;
 }
