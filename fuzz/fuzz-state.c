@@ -33,11 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char base[64], state[96], journal_dir[128];
 
-static void remove_tree(const char *dir, int depth);
-
 static void remove_base(void)
 {
-    remove_tree(base, 2);
+    scratch_remove(base, 2);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -48,26 +46,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(journal_dir, sizeof journal_dir, "%s/journal", state);
     atexit(remove_base);
     return 0;
-}
-
-/* Removes dir and what is in it, one level of subdirectories deep, as a
- * state directory has them. */
-static void remove_tree(const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (unlink(path) != 0 && depth > 0)
-            remove_tree(path, depth - 1);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 /* Opens the state: with the exact seen-set, which replays the whole
@@ -134,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     bool bloom = (data[0] & 0x18) == 0x18;
-    remove_tree(state, 1);
+    scratch_remove(state, 1);
     sieve_frontier *f = open_state(bloom);
     if (f == NULL)
         abort(); /* a fresh state must open */

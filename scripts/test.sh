@@ -49,7 +49,7 @@ echo "== fuzzing (libFuzzer, ${SIEVE_FUZZ_SECONDS:=20} s per target)"
 CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=false --wipe >/dev/null 2>&1 ||
   CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=false >/dev/null
 ninja -C build-fuzz
-for target in url links robots sitemap response warc warc-write state; do
+for target in url links robots sitemap response warc warc-write state frontier; do
   mkdir -p "build-fuzz/corpus-$target"
   # New inputs go to the first directory; fuzz/corpus/ holds the seeds
   # (pages, records, files of each kind) that a short run starts from.
