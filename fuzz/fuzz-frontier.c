@@ -5,8 +5,8 @@
  * reports them done or gives them back, syncs, and once takes a snapshot
  * of the state directory: a copy of its files as they are in the kernel
  * between two calls, which is what a SIGKILL there would leave. The queue
- * is kept in a few hundred bytes of memory, so that most of it waits in
- * the journal, and its segments and checkpoints are small.
+ * is mostly kept in a few hundred bytes of memory, so that most of it
+ * waits in the journal, and its segments and checkpoints are small.
  *
  * The oracle is sieve/frontier.h's contract. A push the frontier took is
  * written before the next done() or sync() returns, and a done() before
@@ -58,6 +58,10 @@ typedef struct known {
 } known;
 
 static char base[64], state[96], snap[96];
+/* The input's configuration: the Bloom filter (else the exact set, which
+ * takes no checkpoints), per-host scheduling (else one FIFO, which gives
+ * nothing back), a queue in 512 bytes of memory (else unbounded). */
+static bool bloom, polite, spill;
 static known urls[MAX_URLS];
 static size_t n_urls;
 
@@ -113,16 +117,16 @@ static void copy_tree(const char *from, const char *to, int depth)
     closedir(d);
 }
 
-static sieve_frontier *open_at(const char *dir, bool bloom)
+static sieve_frontier *open_at(const char *dir)
 {
     sieve_frontier_config cfg;
     sieve_frontier_config_init(&cfg);
     cfg.seen.kind = bloom ? SIEVE_SEEN_BLOOM : SIEVE_SEEN_EXACT;
     cfg.seen.capacity = 1000; /* a checkpoint writes the seen-set whole */
-    cfg.politeness.enabled = true;
+    cfg.politeness.enabled = polite;
     cfg.politeness.delay_s = 0;
     cfg.politeness.max_conns = MAX_FLIGHT;
-    cfg.queue_memory = 512;
+    cfg.queue_memory = spill ? 512 : 0;
     cfg.segment_bytes = 4096;
     cfg.checkpoint_bytes = 2048;
     sieve_frontier *f = NULL;
@@ -245,6 +249,11 @@ static void run(sieve_frontier *f, const uint8_t *p, size_t n, bool *snapped)
             known *k = find(fl[i].u.url);
             int rc =
                 op == DONE ? sieve_frontier_done(f, &fl[i].u) : sieve_frontier_requeue(f, &fl[i].u);
+            if (op == REQUEUE && !polite) {
+                if (rc != SIEVE_ESTATE)
+                    abort(); /* one FIFO gives nothing back */
+                continue;
+            }
             if (rc != SIEVE_OK)
                 abort();
             if (op == DONE) {
@@ -264,11 +273,11 @@ static void run(sieve_frontier *f, const uint8_t *p, size_t n, bool *snapped)
 }
 
 /* Opens dir and takes every URL it hands out, checking each. */
-static void drain(const char *dir, bool bloom, bool snapshot)
+static void drain(const char *dir, bool snapshot)
 {
     for (size_t i = 0; i < n_urls; i++)
         urls[i].handed = false;
-    sieve_frontier *f = open_at(dir, bloom);
+    sieve_frontier *f = open_at(dir);
     static char buf[SIEVE_POP_BUF_MAX];
     sieve_url u;
     int rc;
@@ -292,15 +301,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    bool bloom = (data[0] & 3) == 3, snapped = false;
+    bool snapped = false;
+    bloom = (data[0] & 3) == 3;
+    polite = !(data[0] & 4);
+    spill = !(data[0] & 8);
     scratch_remove(state, 2);
     scratch_remove(snap, 2);
     n_urls = 0;
-    sieve_frontier *f = open_at(state, bloom);
+    sieve_frontier *f = open_at(state);
     run(f, data + 1, size - 1, &snapped);
     sieve_frontier_free(f); /* URLs still in flight come back at the open */
-    drain(state, bloom, false);
+    drain(state, false);
     if (snapped)
-        drain(snap, bloom, true);
+        drain(snap, true);
     return 0;
 }
