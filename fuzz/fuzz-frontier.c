@@ -105,7 +105,7 @@ static void copy_tree(const char *from, const char *to, int depth)
         }
         int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0644);
         char buf[65536];
-        ssize_t n;
+        ssize_t n = 0;
         while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
             if (write(out, buf, (size_t)n) != n)
                 abort();
